@@ -1,0 +1,119 @@
+"""Model registry: one posterior ID (posteriordb's ``<data>-<model>``) per file in this folder.
+
+Each ``models/<id>.py`` defines ``SPEC``: a :class:`ModelSpec` naming the parameters (with shapes written in
+terms of the data block's sizes), the size presets and a seeded ``generate(seed, **sizes) -> dict`` whose keys
+are exactly the Stan data block. The Stan program is ``stan/<model>.stan`` and the NumPyro model is
+``jax_models/<model>.py``, where ``<model>`` is the part of the ID after the hyphen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS_DIR = ROOT / "models"
+STAN_DIR = ROOT / "stan"
+JAX_MODELS_DIR = ROOT / "jax_models"
+SIZE_NAMES = ("tiny", "default", "large")
+
+
+class UsageError(ValueError):
+    """Bad input from a user (command line, config, results path): one line, exit code 2."""
+
+
+class UnknownChoice(UsageError):
+    """A name given on the command line or in a config that is not one of the valid choices."""
+
+    def __init__(self, kind: str, name: str, choices):
+        super().__init__(f"unknown {kind} '{name}' (choose from: {', '.join(choices)})")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A Stan parameter / NumPyro sample site. ``shape`` holds ints or names of integer data entries."""
+
+    name: str
+    shape: tuple[int | str, ...] = ()
+
+    def resolve_shape(self, data: dict) -> tuple[int, ...]:
+        return tuple(int(data[d]) if isinstance(d, str) else int(d) for d in self.shape)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    sizes: dict[str, dict[str, int]]
+    generate: Callable[..., dict]
+    regime: str = ""
+    notes: str = field(default="", compare=False)
+
+    @property
+    def data_name(self) -> str:
+        return self.id.split("-", 1)[0]
+
+    @property
+    def model_name(self) -> str:
+        return self.id.split("-", 1)[1]
+
+    @property
+    def stan_file(self) -> Path:
+        return STAN_DIR / f"{self.model_name}.stan"
+
+    @property
+    def jax_file(self) -> Path:
+        return JAX_MODELS_DIR / f"{self.model_name}.py"
+
+    def size_kwargs(self, size: str) -> dict[str, int]:
+        if size not in self.sizes:
+            raise UnknownChoice("size", size, self.sizes)
+        return dict(self.sizes[size])
+
+    def data(self, size: str, seed: int) -> dict:
+        """The data set for a size preset, validated: finite numbers only."""
+        data = self.generate(seed, **self.size_kwargs(size))
+        for key, value in data.items():
+            if np.issubdtype(np.asarray(value).dtype, np.floating) and not np.all(np.isfinite(value)):
+                raise ValueError(f"{self.id}: data entry '{key}' holds NaN or inf")
+        return data
+
+
+def _load_spec(path: Path) -> ModelSpec:
+    module_spec = importlib.util.spec_from_file_location(f"models._spec_{path.stem.replace('-', '__')}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    spec = module.SPEC
+    if spec.id != path.stem:
+        raise ValueError(f"{path}: SPEC.id '{spec.id}' differs from the file name")
+    return spec
+
+
+@cache
+def registry() -> dict[str, ModelSpec]:
+    """All model specs, by ID, in file-name order."""
+    return {p.stem: _load_spec(p) for p in sorted(MODELS_DIR.glob("*-*.py"))}
+
+
+def get(model_id: str) -> ModelSpec:
+    specs = registry()
+    if model_id not in specs:
+        raise UnknownChoice("model", model_id, specs)
+    return specs[model_id]
+
+
+def data_hash(data: dict) -> str:
+    """Content hash of a data dict: keys, dtypes, shapes and bytes (sha256, first 16 hex digits)."""
+    digest = hashlib.sha256()
+    for key in sorted(data):
+        value = np.ascontiguousarray(data[key])
+        digest.update(f"{key}|{value.dtype.str}|{value.shape}|".encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""stanjax runner: engines, metrics, records and the command-line interface."""

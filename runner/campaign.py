@@ -1,0 +1,85 @@
+"""Runs a list of jobs, each in its own worker process, appending one record per job as it finishes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from models import ROOT
+from runner import records
+from runner.config import Job
+
+ERROR_TAIL_LINES = 20
+# One spelling of the interpreter for every worker: httpstan's model cache key includes the executable's path,
+# so `.venv/bin/python` and `.venv/bin/python3.12` would each compile every Stan model.
+WORKER_PYTHON = str(Path(sys.prefix) / "bin" / "python")
+
+
+def base_record(job: Job, campaign_id: str) -> dict:
+    return {
+        "schema_version": records.SCHEMA_VERSION,
+        "run_id": uuid.uuid4().hex,
+        "campaign_id": campaign_id,
+        "created": records.now(),
+        "model_id": job.model_id,
+        "engine": job.engine,
+        "device": job.device,
+        "repeat": job.repeat,
+        "size": job.config.size,
+        "config": job.config.as_dict(),
+        "config_hash": job.config.hash(),
+        "provenance": records.provenance(),
+    }
+
+
+def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
+    """The worker's part of the record, or ``status`` and the last lines of its output when it failed."""
+    with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
+        job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
+        job_file.write_text(json.dumps(job.as_dict()))
+        log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.repeat}.log"
+        start = time.perf_counter()
+        with open(log_file, "w") as log:
+            try:
+                proc = subprocess.run([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
+                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s,
+                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                status = "ok" if proc.returncode == 0 and result_file.exists() else "error"
+            except subprocess.TimeoutExpired:
+                status = "timeout"
+        wall_s = time.perf_counter() - start
+        if status == "ok":
+            return {"status": "ok", "wall_s": wall_s, **json.loads(result_file.read_text())}
+    tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
+    error = f"timed out after {timeout_s:g} s" if status == "timeout" else "\n".join(tail)
+    return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file)}
+
+
+def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float) -> list[dict]:
+    """Run every job in order; a failed job becomes a record and the campaign goes on."""
+    campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    results_file = out_dir / records.RESULTS_FILE
+    log_dir = out_dir / "logs" / campaign_id
+    log_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task("starting", total=len(jobs))
+        for job in jobs:
+            progress.update(task, description=job.label())
+            record = {**base_record(job, campaign_id), **run_one(job, timeout_s, log_dir)}
+            records.append(results_file, record)
+            written.append(record)
+            if record["status"] != "ok":
+                progress.console.print(f"[red]{record['status']}[/red]: {job.label()} (log: {record['log']})")
+            progress.advance(task)
+        progress.update(task, description="done")
+    return written

@@ -1,0 +1,36 @@
+"""``stanjax``: paired Stan and NumPyro/JAX benchmarks.
+
+Exit codes: 0 done, 1 a run failed, 2 bad input (one line on stderr naming what is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from models import UsageError
+from runner.commands import report, run
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stanjax",
+        description="Run paired Stan and NumPyro models on the same data, record ESS/s and cost per gradient, "
+        "and write an HTML report of the comparison.",
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for module in (run, report):
+        module.add_parser(verbs)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except UsageError as err:
+        print(f"stanjax {args.verb}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

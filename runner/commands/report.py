@@ -1,0 +1,25 @@
+"""``stanjax report``: turn result records into one self-contained HTML report (plus CSV and JSON)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser(
+        "report", help="write the HTML report from result records",
+        description="Read every record in RESULTS (a results.jsonl file or a folder searched for *.jsonl) and "
+        "write OUT/index.html, OUT/runs.csv and OUT/summary.json. Never runs a model.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("results", type=Path, nargs="?", default=Path("out/results"), help="records to read")
+    parser.add_argument("-o", "--out", type=Path, default=Path("out/report"), help="folder for the report")
+    parser.set_defaults(handler=main)
+
+
+def main(args) -> int:
+    from reports.build import build
+
+    index = build(args.results, args.out)
+    print(f"report: {index}")
+    return 0

@@ -1,0 +1,83 @@
+"""``stanjax run``: run a suite of (model, engine, repeat) jobs and append their records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import models
+from models import UsageError
+from runner.campaign import run_campaign
+from runner.config import Job, RunConfig
+from runner.engines import ENGINE_NAMES
+from runner.suites import SUITES
+
+LIMITS = {"chains": (1, 128), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """Accept both ``--models a b`` and ``--models a,b``."""
+    if values is None:
+        return None
+    return [name for value in values for name in value.split(",") if name]
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser(
+        "run", help="run models on engines and append result records",
+        description="Run each (model, engine, repeat) in its own process and append one JSON record per run to "
+        "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
+        "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
+        "the data depend on --seed only, the sampler seed on --seed and the repeat.")
+    parser.add_argument("--suite", default="quick", help=f"named settings: {', '.join(SUITES)} (default: %(default)s)")
+    parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's)")
+    parser.add_argument("--engines", nargs="+", metavar="NAME", help=f"from {', '.join(ENGINE_NAMES)}")
+    parser.add_argument("--size", help=f"data size preset: {', '.join(models.SIZE_NAMES)}")
+    parser.add_argument("--chains", type=int, help="chains per run")
+    parser.add_argument("--warmup", type=int, help="warmup iterations per chain")
+    parser.add_argument("--draws", type=int, help="post-warmup draws per chain")
+    parser.add_argument("--repeats", type=int, help="independent repeats of every (model, engine)")
+    parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
+    parser.set_defaults(handler=main)
+
+
+def plan(args) -> list[Job]:
+    """Validate the options against the suite and registry; the jobs in run order."""
+    if args.suite not in SUITES:
+        raise models.UnknownChoice("suite", args.suite, SUITES)
+    suite = SUITES[args.suite]
+    settings = {key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in
+                ("size", "chains", "warmup", "draws", "repeats")}
+    for key, (low, high) in LIMITS.items():
+        if not low <= settings[key] <= high:
+            raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    model_ids = _names(args.models) or [suite["models"]]
+    if model_ids == ["all"]:
+        model_ids = list(models.registry())
+    specs = [models.get(model_id) for model_id in model_ids]
+    engines = _names(args.engines) or list(suite["engines"])
+    for engine in engines:
+        if engine not in ENGINE_NAMES:
+            raise models.UnknownChoice("engine", engine, ENGINE_NAMES)
+    for spec in specs:
+        spec.size_kwargs(settings["size"])  # raises for an unknown size
+    config = RunConfig(size=settings["size"], chains=settings["chains"], warmup=settings["warmup"],
+                       draws=settings["draws"], seed=args.seed)
+    return [Job(spec.id, engine, config, repeat)
+            for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
+
+
+def main(args) -> int:
+    jobs = plan(args)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        probe = args.out / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
+    written = run_campaign(jobs, args.out, args.timeout)
+    failed = [r for r in written if r["status"] != "ok"]
+    print(f"{len(written) - len(failed)} of {len(written)} runs ok; records in {args.out}")
+    return 1 if failed else 0

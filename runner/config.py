@@ -1,0 +1,60 @@
+"""What one run is asked to do, and the hashes that identify it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Sampler settings shared by every engine (Stan's defaults for NUTS with diagonal adaptation)."""
+
+    size: str = "default"
+    chains: int = 4
+    warmup: int = 1000
+    draws: int = 1000
+    seed: int = 1
+    target_accept: float = 0.8
+    max_treedepth: int = 10
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def hash(self) -> str:
+        """Identifies the settings (not the repeat): equal hashes mean comparable runs."""
+        text = json.dumps(self.as_dict(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def data_seed(self) -> int:
+        """The data set depends on the seed only, so every engine and repeat sees the same data."""
+        return self.seed
+
+    def sampler_seed(self, repeat: int) -> int:
+        """A distinct, reproducible sampler seed per repeat (fits Stan's 31-bit seeds)."""
+        return int(np.random.SeedSequence([self.seed, repeat]).generate_state(1)[0] % 2**31)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (model, engine, device, repeat) run."""
+
+    model_id: str
+    engine: str
+    config: RunConfig
+    repeat: int = 0
+    device: str = "cpu"
+
+    def label(self) -> str:
+        return f"{self.model_id} · {self.engine}-{self.device} · repeat {self.repeat + 1}"
+
+    def as_dict(self) -> dict:
+        return {"model_id": self.model_id, "engine": self.engine, "device": self.device,
+                "repeat": self.repeat, "config": self.config.as_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Job:
+        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], d["device"])

@@ -1,0 +1,78 @@
+"""Engines: one adapter per sampler front end, all with the same two calls.
+
+``compile(spec) -> handle`` builds (or fetches from cache) the model; ``sample(handle, data, config, seed)``
+runs NUTS and returns a :class:`SampleResult`. Engines never compute ESS or R-hat: that is
+:mod:`runner.metrics`' job, one code path for all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from models import ModelSpec, UnknownChoice
+from runner.config import RunConfig
+
+
+@dataclass
+class Timings:
+    """Wall-clock seconds. ``overhead_s`` is front-end time outside the sampler's own warmup/sampling clocks.
+
+    ``run_s`` (the ESS/s denominator) is everything after compilation: warmup + sampling + overhead.
+    ``source`` says how the split was obtained.
+    """
+
+    compile_s: float
+    warmup_s: float
+    sampling_s: float
+    overhead_s: float
+    source: str
+    compile_cached: bool = False
+
+    @property
+    def run_s(self) -> float:
+        return self.warmup_s + self.sampling_s + self.overhead_s
+
+
+@dataclass
+class SamplerStats:
+    """Per-chain sampler statistics after warmup, shape (chains, draws); ``n_leapfrog`` = gradient evaluations."""
+
+    n_leapfrog: np.ndarray
+    divergent: np.ndarray
+    warmup_gradients: int | None = None
+    step_size: list[float] = field(default_factory=list)
+
+
+@dataclass
+class SampleResult:
+    draws: dict[str, np.ndarray]  # name -> (chains, draws, *shape), constrained values
+    timings: Timings
+    stats: SamplerStats
+    info: dict[str, Any]  # engine details for the record: backend, versions, flags, dtype
+
+
+class Engine(Protocol):
+    name: str
+
+    def compile(self, spec: ModelSpec) -> Any: ...
+
+    def sample(self, handle: Any, data: dict, config: RunConfig, seed: int) -> SampleResult: ...
+
+
+ENGINE_NAMES = ("stan", "numpyro")
+
+
+def get_engine(name: str) -> Engine:
+    """Import lazily: a Stan run never imports JAX and a NumPyro run never starts httpstan."""
+    if name == "stan":
+        from runner.engines.stan import StanEngine
+
+        return StanEngine()
+    if name == "numpyro":
+        from runner.engines.numpyro import NumPyroEngine
+
+        return NumPyroEngine()
+    raise UnknownChoice("engine", name, ENGINE_NAMES)

@@ -1,0 +1,125 @@
+"""Result records: one JSON object per run, appended to ``<out>/results.jsonl`` with provenance.
+
+Appends are flushed and fsync'ed one record at a time, so a killed campaign keeps every finished run; the
+reader skips a torn last line with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import warnings
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from models import ROOT, UsageError
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.jsonl"
+PACKAGES = ("jax", "jaxlib", "numpyro", "pystan", "httpstan", "cmdstanpy", "arviz", "arviz-stats", "numpy")
+
+
+class RecordsError(UsageError):
+    """A results file that cannot be read as records of this schema."""
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _run(cmd: list[str]) -> str | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=True, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@cache
+def machine() -> dict:
+    """CPU model, cores, memory and any NVIDIA GPU: enough to tell two machines apart."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_gib = None
+    try:
+        memory_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    gpu = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
+    return {
+        "hostname": platform.node(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": memory_gib,
+        "gpu": gpu.splitlines() if gpu else [],
+        "os": platform.platform(),
+    }
+
+
+@cache
+def provenance() -> dict:
+    """Versions, machine and git state, shared by every record of a campaign."""
+    versions = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    commit = _run(["git", "rev-parse", "HEAD"])
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    return {
+        "machine": machine(),
+        "versions": versions,
+        "git_commit": commit,
+        "git_dirty": bool(dirty) if dirty is not None else None,
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+    }
+
+
+def append(path: Path, record: dict) -> None:
+    """Append one record as a JSON line, durable before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, sort_keys=True, allow_nan=True) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read(path: Path) -> list[dict]:
+    """Records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path)."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.rglob("*.jsonl"))
+    elif path.exists():
+        files = [path]
+    else:
+        raise RecordsError(f"no results at {path}")
+    records = []
+    for file in files:
+        lines = file.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                if number == len(lines):
+                    warnings.warn(f"{file}:{number}: skipped a torn last line", stacklevel=2)
+                    continue
+                raise RecordsError(f"{file}:{number}: not a JSON record ({err.msg})") from None
+            version = record.get("schema_version") if isinstance(record, dict) else None
+            if version != SCHEMA_VERSION:
+                raise RecordsError(f"{file}:{number}: schema_version {version!r}, this stanjax reads {SCHEMA_VERSION}")
+            records.append(record)
+    return records

@@ -1,0 +1,12 @@
+"""Named suites: which models, engines and settings a campaign runs unless the command line says otherwise."""
+
+from runner.engines import ENGINE_NAMES
+
+SUITES = {
+    # The README's `make report`: every model at its default size, Stan and NumPyro on CPU, 3 repeats.
+    "quick": {"models": "all", "engines": ENGINE_NAMES, "size": "default",
+              "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
+    # Smoke test used by the test suite: tiny data, short chains, one repeat.
+    "tiny": {"models": "all", "engines": ENGINE_NAMES, "size": "tiny",
+             "chains": 2, "warmup": 200, "draws": 200, "repeats": 1},
+}

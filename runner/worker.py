@@ -1,0 +1,61 @@
+"""Runs one job in its own process: ``python -m runner.worker JOB.json RECORD.json``.
+
+A fresh process per run gives each engine a clean start (JAX's device count is fixed at start-up) and lets
+the campaign survive a crash. The worker writes the run's measured part of the record; the campaign adds
+provenance and appends it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import models
+from runner.config import Job
+from runner.engines import get_engine
+from runner.metrics import summarise
+
+
+def run_job(job: Job) -> dict:
+    spec = models.get(job.model_id)
+    data = spec.data(job.config.size, job.config.data_seed())
+    engine = get_engine(job.engine)
+    handle = engine.compile(spec)
+    seed = job.config.sampler_seed(job.repeat)
+    result = engine.sample(handle, data, job.config, seed)
+    for parameter in spec.parameters:
+        expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
+        got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
+        if got != expected:
+            raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
+    timings = result.timings
+    return {
+        "sizes": spec.size_kwargs(job.config.size),
+        "data_hash": models.data_hash(data),
+        "sampler_seed": seed,
+        "engine_info": result.info,
+        "timings": {
+            "compile_s": timings.compile_s,
+            "warmup_s": timings.warmup_s,
+            "sampling_s": timings.sampling_s,
+            "overhead_s": timings.overhead_s,
+            "run_s": timings.run_s,
+            "compile_cached": timings.compile_cached,
+            "source": timings.source,
+        },
+        "sampler": {"step_size": result.stats.step_size},
+        "metrics": summarise(result, [p.name for p in spec.parameters]),
+    }
+
+
+def main(argv: list[str]) -> int:
+    job_path, record_path = map(Path, argv)
+    job = Job.from_dict(json.loads(job_path.read_text()))
+    record = run_job(job)
+    record_path.write_text(json.dumps(record))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

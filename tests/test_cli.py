@@ -1,0 +1,65 @@
+"""Bad input: one line on stderr naming what is wrong (and the valid choices), exit code 2, nothing written."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from runner.cli import main
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--models", "nope"], "unknown model 'nope' (choose from: covtype_synth-logistic_regression, "),
+    (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro)"),
+    (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, default, large)"),
+    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, tiny)"),
+    (["run", "--chains", "0"], "--chains must be between 1 and 128, got 0"),
+    (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
+])
+def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
+    out = tmp_path / "results"
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not out.exists()
+
+
+def test_comma_separated_names_are_accepted(tmp_path, capsys):
+    from runner.cli import build_parser
+    from runner.commands.run import plan
+
+    args = build_parser().parse_args(["run", "--suite", "tiny", "--models",
+                                      "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression",
+                                      "--engines", "stan", "--repeats", "2"])
+    jobs = plan(args)
+    assert [(j.model_id.split("-")[0], j.engine, j.repeat) for j in jobs] == [
+        ("eight_schools", "stan", 0), ("eight_schools", "stan", 1),
+        ("covtype_synth", "stan", 0), ("covtype_synth", "stan", 1)]
+    assert {j.config.size for j in jobs} == {"tiny"}
+
+
+def test_unwritable_results_path_exits_2(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["run", "--suite", "tiny", "--out", str(blocker / "results")]) == 2
+    assert "cannot write results" in capsys.readouterr().err
+
+
+def test_report_of_missing_results_exits_2(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "none"), "-o", str(tmp_path / "r")]) == 2
+    assert "no results at" in capsys.readouterr().err
+
+
+def test_report_of_future_schema_exits_2(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"schema_version": 999}) + "\n")
+    assert main(["report", str(results), "-o", str(tmp_path / "r")]) == 2
+    assert "schema_version 999" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_console_script_help_explains_each_verb():
+    for verb in ("run", "report"):
+        proc = subprocess.run([sys.executable, "-m", "runner.cli", verb, "--help"], capture_output=True, text=True)
+        assert proc.returncode == 0 and f"stanjax {verb}" in proc.stdout

@@ -1,0 +1,80 @@
+"""Every registered model: seeded generators, data keys = the Stan data block, names shared by all three files."""
+
+import numpy as np
+import pytest
+from numpyro import handlers
+
+import jax_models
+import models
+from tests.stan_blocks import declarations
+
+SPECS = list(models.registry().values())
+IDS = [spec.id for spec in SPECS]
+
+
+def test_registry_has_the_three_first_models():
+    assert {"eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression",
+            "tennis_synth-bradley_terry_hierarchical"} <= set(IDS)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_files_exist_for_every_id(spec):
+    assert spec.stan_file.exists() and spec.jax_file.exists()
+    assert set(spec.sizes) == set(models.SIZE_NAMES)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_generator_is_deterministic_per_seed(spec):
+    first, again = spec.data("tiny", seed=7), spec.data("tiny", seed=7)
+    assert models.data_hash(first) == models.data_hash(again)
+    for key in first:
+        np.testing.assert_array_equal(first[key], again[key])
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.id.split("-")[0].endswith("_synth")], ids=lambda s: s.id)
+def test_synthetic_data_change_with_the_seed(spec):
+    assert models.data_hash(spec.data("tiny", seed=1)) != models.data_hash(spec.data("tiny", seed=2))
+
+
+@pytest.mark.parametrize("size", ["tiny", "default"])
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_data_keys_and_shapes_match_the_stan_data_block(spec, size):
+    data = spec.data(size, seed=1)
+    declared = declarations(spec.stan_file.read_text(), "data", data)
+    assert set(data) == set(declared)
+    for name, shape in declared.items():
+        assert np.shape(data[name]) == shape, name
+        if np.issubdtype(np.asarray(data[name]).dtype, np.integer):
+            assert np.asarray(data[name]).dtype == np.int64
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_spec_parameters_match_stan_and_numpyro(spec):
+    data = spec.data("tiny", seed=1)
+    expected = {p.name: p.resolve_shape(data) for p in spec.parameters}
+    assert declarations(spec.stan_file.read_text(), "parameters", data) == expected
+    model = jax_models.load(spec.model_name)
+    trace = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data)
+    latent = {name: site["value"].shape for name, site in trace.items()
+              if site["type"] == "sample" and not site["is_observed"]}
+    assert latent == expected
+
+
+def test_unknown_model_and_size_name_the_choices():
+    with pytest.raises(models.UnknownChoice, match="choose from: .*eight_schools"):
+        models.get("nope")
+    with pytest.raises(models.UnknownChoice, match="tiny, default, large"):
+        models.get("covtype_synth-logistic_regression").size_kwargs("huge")
+
+
+@pytest.mark.parametrize("model_id, sizes", [
+    ("covtype_synth-logistic_regression", {"N": 0, "D": 3}),
+    ("tennis_synth-bradley_terry_hierarchical", {"n_players": 1, "n_matches": 10}),
+])
+def test_generators_reject_invalid_sizes(model_id, sizes):
+    with pytest.raises(ValueError):
+        models.get(model_id).generate(1, **sizes)
+
+
+def test_large_logistic_regression_has_the_covertype_shape():
+    assert models.get("covtype_synth-logistic_regression").sizes["large"] == {"N": 581_012, "D": 54}
