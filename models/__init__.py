@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = ROOT / "models"
 STAN_DIR = ROOT / "stan"
 JAX_MODELS_DIR = ROOT / "jax_models"
-SIZE_NAMES = ("tiny", "default", "large")
+# tiny: CI smoke tests; small: the quick suite (seconds per run); default: the real comparison; large: the
+# published benchmark sizes.
+SIZE_NAMES = ("tiny", "small", "default", "large")
 
 
 class UsageError(ValueError):

@@ -25,6 +25,6 @@ SPEC = ModelSpec(
     regime="tiny model: per-call and JIT overhead dominate",
     parameters=(Parameter("mu"), Parameter("tau"), Parameter("theta_tilde", ("J",))),
     # The data set is fixed, so every preset is the same 8 schools.
-    sizes={"tiny": {}, "default": {}, "large": {}},
+    sizes={"tiny": {}, "small": {}, "default": {}, "large": {}},
     generate=generate,
 )

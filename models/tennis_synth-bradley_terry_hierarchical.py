@@ -35,6 +35,7 @@ SPEC = ModelSpec(
     parameters=(Parameter("sigma_player"), Parameter("skill_raw", ("n_players",))),
     sizes={
         "tiny": {"n_players": 20, "n_matches": 300},
+        "small": {"n_players": 100, "n_matches": 2_000},
         "default": {"n_players": 500, "n_matches": 20_000},
         "large": {"n_players": 5_000, "n_matches": 200_000},
     },

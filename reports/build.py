@@ -53,7 +53,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
             "stan_interface": (r.get("engine_info") or {}).get("stan_interface"),
             "compile_s": timings.get("compile_s"), "compile_cached": timings.get("compile_cached"),
             "warmup_s": timings.get("warmup_s"), "sampling_s": timings.get("sampling_s"),
-            "overhead_s": timings.get("overhead_s"), "run_s": timings.get("run_s"),
+            "run_s": timings.get("run_s"),
             "min_ess_bulk": metrics.get("min_ess_bulk"), "min_ess_tail": metrics.get("min_ess_tail"),
             "ess_per_s": metrics.get("ess_per_s"), "ess_per_s_cold": metrics.get("ess_per_s_cold"),
             "ms_per_gradient": metrics.get("ms_per_gradient"),

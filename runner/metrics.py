@@ -27,7 +27,7 @@ def _flat(dataset) -> dict[str, np.ndarray]:
 def summarise(result: SampleResult, parameter_names: list[str]) -> dict:
     """Diagnostics and rates for the model's declared parameters.
 
-    ``ess_per_s`` = min bulk ESS / run seconds (warmup + sampling + front-end overhead, compile excluded);
+    ``ess_per_s`` = min bulk ESS / run seconds (warmup + sampling wall, compile excluded);
     ``ess_per_s_cold`` adds compile seconds. ``ms_per_gradient`` = sampling wall ms / gradient evaluations
     summed over chains (throughput of the whole run, whatever the parallelism).
     """

@@ -3,9 +3,13 @@
 from runner.engines import ENGINE_NAMES
 
 SUITES = {
-    # The README's `make report`: every model at its default size, Stan and NumPyro on CPU, 3 repeats.
-    "quick": {"models": "all", "engines": ENGINE_NAMES, "size": "default",
+    # The README's `make report`: every model at its small size, Stan and NumPyro on CPU, 3 repeats; a few
+    # minutes on 2 cores.
+    "quick": {"models": "all", "engines": ENGINE_NAMES, "size": "small",
               "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
+    # The real comparison: default sizes (e.g. logistic regression on 10k x 54), 3 repeats.
+    "default": {"models": "all", "engines": ENGINE_NAMES, "size": "default",
+                "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
     # Smoke test used by the test suite: tiny data, short chains, one repeat.
     "tiny": {"models": "all", "engines": ENGINE_NAMES, "size": "tiny",
              "chains": 2, "warmup": 200, "draws": 200, "repeats": 1},

@@ -12,8 +12,8 @@ from runner.cli import main
 @pytest.mark.parametrize("argv, message", [
     (["run", "--models", "nope"], "unknown model 'nope' (choose from: covtype_synth-logistic_regression, "),
     (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro)"),
-    (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, default, large)"),
-    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, tiny)"),
+    (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
+    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, default, tiny)"),
     (["run", "--chains", "0"], "--chains must be between 1 and 128, got 0"),
     (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
 ])

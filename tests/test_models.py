@@ -63,7 +63,7 @@ def test_spec_parameters_match_stan_and_numpyro(spec):
 def test_unknown_model_and_size_name_the_choices():
     with pytest.raises(models.UnknownChoice, match="choose from: .*eight_schools"):
         models.get("nope")
-    with pytest.raises(models.UnknownChoice, match="tiny, default, large"):
+    with pytest.raises(models.UnknownChoice, match="tiny, small, default, large"):
         models.get("covtype_synth-logistic_regression").size_kwargs("huge")
 
 

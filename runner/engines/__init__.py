@@ -18,22 +18,19 @@ from runner.config import RunConfig
 
 @dataclass
 class Timings:
-    """Wall-clock seconds. ``overhead_s`` is front-end time outside the sampler's own warmup/sampling clocks.
-
-    ``run_s`` (the ESS/s denominator) is everything after compilation: warmup + sampling + overhead.
-    ``source`` says how the split was obtained.
-    """
+    """Wall-clock seconds. ``run_s`` = warmup + sampling is the wall time after compilation (the ESS/s
+    denominator). ``source`` says how the split was obtained; ``detail`` holds the engine's own clocks."""
 
     compile_s: float
     warmup_s: float
     sampling_s: float
-    overhead_s: float
     source: str
     compile_cached: bool = False
+    detail: dict[str, Any] = field(default_factory=dict)
 
     @property
     def run_s(self) -> float:
-        return self.warmup_s + self.sampling_s + self.overhead_s
+        return self.warmup_s + self.sampling_s
 
 
 @dataclass

@@ -106,9 +106,9 @@ class NumPyroEngine:
             compile_s=warmup_compile + sampling_compile,
             warmup_s=warmup_wall - warmup_compile,
             sampling_s=sampling_wall - sampling_compile,
-            overhead_s=0.0,
             source="wall of MCMC.warmup and MCMC.run after block_until_ready, less jax.monitoring compile spans",
             compile_cached=clock.all_cached,
+            detail={"warmup_wall_s": warmup_wall, "sampling_wall_s": sampling_wall},
         )
         stats = SamplerStats(
             n_leapfrog=np.asarray(extra["num_steps"], dtype=np.int64),

@@ -1,8 +1,10 @@
 """The Stan engine: bundled Stan through pystan/httpstan by default, CmdStan through cmdstanpy when one is found.
 
-Both back ends run Stan's own NUTS with diagonal-metric adaptation, one process per chain, all chains at once.
-Warmup and sampling seconds are Stan's own per-chain elapsed-time report (slowest chain); whatever else the
-sample call costs (process start, data and draw transport) is ``overhead_s``.
+Both back ends run Stan's own NUTS with diagonal-metric adaptation, one process per chain. The wall time of the
+sample call (data and draw transport included) is split into warmup and sampling in the ratio of Stan's own
+per-chain elapsed times, summed over chains. The split cannot come from the chain clocks alone: httpstan runs
+at most one chain per core at a time, so with more chains than cores they run in batches; cmdstanpy runs them
+all at once. Stan's per-chain clocks are kept in ``detail``.
 """
 
 from __future__ import annotations
@@ -50,11 +52,16 @@ class StanEngine:
 
 
 def _stan_split(per_chain: list[dict[str, float]], wall_s: float, compile_s: float, cached: bool,
-                source: str) -> Timings:
-    warmup = max(c["warmup"] for c in per_chain)
-    sampling = max(c["sampling"] for c in per_chain)
-    return Timings(compile_s=compile_s, warmup_s=warmup, sampling_s=sampling,
-                   overhead_s=max(wall_s - warmup - sampling, 0.0), source=source, compile_cached=cached)
+                interface: str) -> Timings:
+    warmup = sum(c["warmup"] for c in per_chain)
+    sampling = sum(c["sampling"] for c in per_chain)
+    warmup_share = warmup / (warmup + sampling)
+    return Timings(
+        compile_s=compile_s, warmup_s=wall_s * warmup_share, sampling_s=wall_s * (1 - warmup_share),
+        source=f"{interface} sample-call wall, split by Stan's per-chain warmup:sampling elapsed times",
+        compile_cached=cached,
+        detail={"wall_s": wall_s, "chain_warmup_s": [c["warmup"] for c in per_chain],
+                "chain_sampling_s": [c["sampling"] for c in per_chain]})
 
 
 def _by_chain(fit, name: str, n_chains: int) -> np.ndarray:
@@ -116,8 +123,7 @@ class PyStanBackend:
             divergent=_by_chain(fit, "divergent__", config.chains).astype(bool),
             step_size=[float(s) for s in _by_chain(fit, "stepsize__", config.chains)[:, 0]],
         )
-        timings = _stan_split(per_chain, wall_s, handle["compile_s"], handle["cached"],
-                              "Stan's per-chain elapsed times (slowest chain); overhead = rest of pystan wall time")
+        timings = _stan_split(per_chain, wall_s, handle["compile_s"], handle["cached"], "pystan")
         return SampleResult(draws, timings, stats, self.info())
 
 
@@ -197,7 +203,6 @@ class CmdStanBackend:
         stats = SamplerStats(n_leapfrog=method["n_leapfrog__"].T.astype(np.int64),
                              divergent=method["divergent__"].T.astype(bool),
                              step_size=[float(s) for s in fit.step_size])
-        timings = _stan_split(fit.time, wall_s, handle["compile_s"], handle["cached"],
-                              "CmdStan's per-chain elapsed times (slowest chain); overhead = rest of cmdstanpy wall time")
+        timings = _stan_split(fit.time, wall_s, handle["compile_s"], handle["cached"], "cmdstanpy")
         return SampleResult(draws, timings, stats, self.info())
 
