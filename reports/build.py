@@ -12,12 +12,10 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from runner import records
+from runner import records, validity
 
 LABELS = {"stan": "Stan", "numpyro": "NumPyro"}
-RHAT_LIMIT = 1.01
 CLAIM_TOLERANCE = 1.5  # a claimed ratio counts as reproduced when the measured one is within this factor
-DIVERGENCE_LIMIT = 0.01  # share of post-warmup draws
 
 # The published claims this suite exists to test, with what a record set needs to speak to each.
 CLAIMS = [
@@ -46,11 +44,12 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
     rows = []
     for r in all_records:
         metrics, timings = r.get("metrics") or {}, r.get("timings") or {}
-        draws = r["config"]["chains"] * r["config"]["draws"]
         rows.append({
             "model_id": r["model_id"], "engine": r["engine"], "device": r["device"],
             "label": engine_label(r["engine"], r["device"]), "size": r["size"], "repeat": r["repeat"],
             "config_hash": r["config_hash"], "campaign_id": r["campaign_id"], "status": r["status"],
+            "valid": r["valid"], "failed_gates": ", ".join(r["failed_gates"]),
+            "reference_max_z": ((r.get("gates") or {}).get("reference") or {}).get("max_z"),
             "created": r["created"],
             "stan_interface": (r.get("engine_info") or {}).get("stan_interface"),
             "compile_s": timings.get("compile_s"), "compile_cached": timings.get("compile_cached"),
@@ -61,19 +60,21 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
             "ms_per_gradient": metrics.get("ms_per_gradient"),
             "ess_per_1000_gradients": metrics.get("ess_per_1000_gradients"),
             "max_rhat": metrics.get("max_rhat"), "divergences": metrics.get("divergences"),
-            "divergence_share": metrics["divergences"] / draws if metrics else None,
             "error": r.get("error", ""), "run_id": r["run_id"],
         })
     return pd.DataFrame(rows)
 
 
+KEYS = ["model_id", "size", "config_hash", "engine", "device", "label"]
+
+
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Median over repeats per (model, size, config, engine, device), successful runs only.
+    """Median over the valid repeats per (model, size, config, engine, device), and the count of invalid runs.
 
     Cold ESS/s charges every repeat the group's largest compile time (the uncached build), since a later
     repeat's compile may have come from a cache."""
-    ok = runs[runs.status == "ok"].copy()
-    keys = ["model_id", "size", "config_hash", "engine", "device", "label"]
+    ok = runs[runs.valid].copy()
+    keys = KEYS
     ok["cold_compile_s"] = ok.groupby(keys).compile_s.transform("max")
     ok["ess_per_s_cold"] = ok.min_ess_bulk / (ok.run_s + ok.cold_compile_s)
     summary = ok.groupby(keys, sort=True).agg(
@@ -81,18 +82,23 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
         compile_always_cached=("compile_cached", "all"),
         run_s=("run_s", "median"), min_ess_bulk=("min_ess_bulk", "median"), max_rhat=("max_rhat", "max"),
-        divergences=("divergences", "sum"), max_divergence_share=("divergence_share", "max"),
+        divergences=("divergences", "sum"),
     ).reset_index()
-    summary["flagged"] = (summary.max_rhat > RHAT_LIMIT) | (summary.max_divergence_share > DIVERGENCE_LIMIT)
+    invalid = runs[~runs.valid].groupby(keys).size().rename("invalid").reset_index()
+    summary = summary.merge(invalid, on=keys, how="outer").sort_values(keys, ignore_index=True)
+    summary["invalid"] = summary.invalid.fillna(0).astype(int)
+    summary["repeats"] = summary.repeats.fillna(0).astype(int)
     return summary
 
 
 def ratios(runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
     """For every pair of engines on the same model, size and config: ratio of median ESS/s, faster over slower,
-    with the range of the per-repeat ratios (repeat i of a campaign against repeat i of the same campaign)."""
-    ok = runs[runs.status == "ok"]
+    with the range of the per-repeat ratios (repeat i of a campaign against repeat i of the same campaign).
+    Valid runs only."""
+    ok = runs[runs.valid]
     out = []
-    for (model_id, size, config_hash), group in summary.groupby(["model_id", "size", "config_hash"], sort=True):
+    valid_groups = summary[summary.repeats > 0]
+    for (model_id, size, config_hash), group in valid_groups.groupby(["model_id", "size", "config_hash"], sort=True):
         for (_, a), (_, b) in combinations(group.iterrows(), 2):
             if b.ess_per_s > a.ess_per_s:
                 a, b = b, a
@@ -105,7 +111,7 @@ def ratios(runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
                 "cold_unknown": [x.label for x in (a, b) if x.compile_always_cached],
                 "low": float(per_repeat.min()) if len(per_repeat) else math.nan,
                 "high": float(per_repeat.max()) if len(per_repeat) else math.nan,
-                "repeats": int(min(a.repeats, b.repeats)), "flagged": bool(a.flagged or b.flagged),
+                "repeats": int(min(a.repeats, b.repeats)), "invalid": int(a.invalid + b.invalid),
             })
     return out
 
@@ -118,7 +124,7 @@ def claim_rows(runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
         if "pair" in claim:
             first, second = claim["pair"]
             per_model = []
-            for _, group in summary[~summary.flagged].groupby(["model_id", "size", "config_hash"]):
+            for _, group in summary[summary.repeats > 0].groupby(["model_id", "size", "config_hash"]):
                 by_key = {f"{g.engine}-{g.device}": g.ess_per_s for g in group.itertuples()}
                 if first in by_key and second in by_key:
                     per_model.append(by_key[first] / by_key[second])
@@ -131,7 +137,7 @@ def claim_rows(runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
                 row["verdict"] = (("reproduced" if within else "not reproduced") + " on this machine at these sizes "
                                   f"(test: measured within a factor {CLAIM_TOLERANCE:g} of the claim)")
             else:
-                row["measured"] = "no unflagged Stan-CPU and NumPyro-CPU pair in these records"
+                row["measured"] = "no valid Stan-CPU and NumPyro-CPU pair in these records"
         else:
             row["measured"] = NEEDS[claim["needs"]]
         rows.append(row)
@@ -145,7 +151,7 @@ def bar_chart_svg(summary: pd.DataFrame) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pivot = summary.pivot_table(index="model_id", columns="label", values="ess_per_s")
+    pivot = summary[summary.repeats > 0].pivot_table(index="model_id", columns="label", values="ess_per_s")
     fig, ax = plt.subplots(figsize=(8, 0.9 + 0.7 * len(pivot)))
     height = 0.8 / max(len(pivot.columns), 1)
     positions = np.arange(len(pivot))
@@ -207,7 +213,7 @@ def build(results: Path, out_dir: Path) -> Path:
     html = env.get_template("report.html").render(
         summary=summary, runs=runs, ratios=ratio_rows, claims=claim_rows(runs, summary),
         chart=bar_chart_svg(summary) if len(summary) else "", provenance=provenance_rows(all_records),
-        failed=runs[runs.status != "ok"], rhat_limit=RHAT_LIMIT, divergence_limit=DIVERGENCE_LIMIT,
+        failed=runs[runs.status != "ok"], gates=validity,
         generated=records.now())
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")

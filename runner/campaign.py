@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from models import ROOT
-from runner import records
+from runner import records, validity
 from runner.config import Job
 
 ERROR_TAIL_LINES = 20
@@ -60,7 +60,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
             return {"status": "ok", "wall_s": wall_s, **json.loads(result_file.read_text())}
     tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
     error = f"timed out after {timeout_s:g} s" if status == "timeout" else "\n".join(tail)
-    return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file)}
+    return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file), **validity.failed_run()}
 
 
 def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float) -> list[dict]:

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import report, run
+from runner.commands import reference, report, run
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, report):
+    for module in (run, report, reference):
         module.add_parser(verbs)
     return parser
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import arviz as az
 import numpy as np
 from arviz_base import from_dict
@@ -11,7 +9,7 @@ from arviz_base import from_dict
 from runner.engines import SampleResult
 
 
-def _flat(dataset) -> dict[str, np.ndarray]:
+def _flat(dataset) -> dict[str, float]:
     """Per-variable arrays -> {"beta[3]": value, ...} with 1-based Stan-style indices."""
     out = {}
     for name, values in dataset.items():
@@ -24,6 +22,21 @@ def _flat(dataset) -> dict[str, np.ndarray]:
     return out
 
 
+def parameter_table(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, dict[str, float]]:
+    """Per scalar parameter: mean, sd, MCSE of the mean, bulk and tail ESS, R-hat (draws: (chain, draw, ...))."""
+    posterior = from_dict({"posterior": {name: draws[name] for name in names}})
+    columns = {
+        "mean": posterior["posterior"].ds.mean(dim=("chain", "draw")),
+        "sd": posterior["posterior"].ds.std(dim=("chain", "draw"), ddof=1),
+        "mcse_mean": az.mcse(posterior).ds,
+        "ess_bulk": az.ess(posterior, method="bulk").ds,
+        "ess_tail": az.ess(posterior, method="tail").ds,
+        "rhat": az.rhat(posterior).ds,
+    }
+    flat = {column: _flat(values) for column, values in columns.items()}
+    return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
+
+
 def summarise(result: SampleResult, parameter_names: list[str]) -> dict:
     """Diagnostics and rates for the model's declared parameters.
 
@@ -31,21 +44,18 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> dict:
     ``ess_per_s_cold`` adds compile seconds. ``ms_per_gradient`` = sampling wall ms / gradient evaluations
     summed over chains (throughput of the whole run, whatever the parallelism).
     """
-    posterior = from_dict({"posterior": {name: result.draws[name] for name in parameter_names}})
-    ess_bulk = _flat(az.ess(posterior, method="bulk").ds)
-    ess_tail = _flat(az.ess(posterior, method="tail").ds)
-    rhat = _flat(az.rhat(posterior).ds)
-    worst = min(ess_bulk, key=lambda k: (math.isnan(ess_bulk[k]), ess_bulk[k]))
+    table = parameter_table(result.draws, parameter_names)
+    ess_bulk = {name: row["ess_bulk"] for name, row in table.items()}
+    worst = min(ess_bulk, key=lambda k: (np.isnan(ess_bulk[k]), ess_bulk[k]))
     min_bulk = float(np.nanmin(list(ess_bulk.values())))
     timings = result.timings
     sampling_gradients = int(result.stats.n_leapfrog.sum())
-    total_gradients = sampling_gradients + (result.stats.warmup_gradients or 0)
     return {
-        "n_parameters": len(ess_bulk),
+        "n_parameters": len(table),
         "min_ess_bulk": min_bulk,
-        "min_ess_tail": float(np.nanmin(list(ess_tail.values()))),
+        "min_ess_tail": float(np.nanmin([row["ess_tail"] for row in table.values()])),
         "worst_parameter": worst,
-        "max_rhat": float(np.nanmax(list(rhat.values()))),
+        "max_rhat": float(np.nanmax([row["rhat"] for row in table.values()])),
         "divergences": int(result.stats.divergent.sum()),
         "ess_per_s": min_bulk / timings.run_s,
         "ess_per_s_cold": min_bulk / (timings.run_s + timings.compile_s),
@@ -54,6 +64,6 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> dict:
         "ms_per_gradient": 1000.0 * timings.sampling_s / sampling_gradients,
         "ess_per_1000_gradients": 1000.0 * min_bulk / sampling_gradients,
         "mean_leapfrog_per_draw": float(result.stats.n_leapfrog.mean()),
-        "posterior_mean": _flat(posterior["posterior"].ds.mean(dim=("chain", "draw"))),
-        "posterior_mcse": _flat(az.mcse(posterior).ds),
+        "posterior_mean": {name: row["mean"] for name, row in table.items()},
+        "posterior_mcse": {name: row["mcse_mean"] for name, row in table.items()},
     }

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import models
+from runner import references, validity
 from runner.config import Job
 from runner.engines import get_engine
 from runner.metrics import summarise
@@ -30,9 +31,13 @@ def run_job(job: Job) -> dict:
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
     timings = result.timings
+    metrics = summarise(result, [p.name for p in spec.parameters])
+    data_hash = models.data_hash(data)
+    gates = validity.evaluate(metrics, job.config.chains * job.config.draws,
+                              references.load(spec.id, job.config.size), data_hash)
     return {
         "sizes": spec.size_kwargs(job.config.size),
-        "data_hash": models.data_hash(data),
+        "data_hash": data_hash,
         "sampler_seed": seed,
         "engine_info": result.info,
         "timings": {
@@ -45,7 +50,8 @@ def run_job(job: Job) -> dict:
             "detail": timings.detail,
         },
         "sampler": {"step_size": result.stats.step_size},
-        "metrics": summarise(result, [p.name for p in spec.parameters]),
+        "metrics": metrics,
+        **gates,
     }
 
 

@@ -53,6 +53,15 @@ def test_engines_saw_the_same_data_and_settings(tiny_campaign):
     assert all(len(keys) == 1 for keys in by_model.values())
 
 
+def test_every_run_passed_the_reference_gate(tiny_campaign):
+    """The committed tiny references exist for every model, and both engines agree with them."""
+    for r in tiny_campaign[1]:
+        gate = r["gates"]["reference"]
+        assert gate["checked"] and gate["passed"], (r["model_id"], r["engine"], gate)
+        assert set(r["gates"]) == {"completed", "rhat", "divergences", "reference"}
+        assert r["valid"] == (not r["failed_gates"])
+
+
 def test_engines_agree_on_posterior_means_within_mcse(tiny_campaign):
     """Same posterior: every parameter's mean differs by less than 6 combined Monte Carlo standard errors."""
     by_model = {}

@@ -47,7 +47,7 @@ def test_ratio_sentences_use_the_median_over_repeats(report, fixture_records):
     html, _ = report
     label = {"stan": "Stan-CPU", "numpyro": "NumPyro-CPU"}
     frame = pd.DataFrame([{"model": r["model_id"], "label": label[r["engine"]], "ess_per_s": r["metrics"]["ess_per_s"]}
-                          for r in fixture_records if r["status"] == "ok"])
+                          for r in fixture_records if r["valid"]])
     medians = frame.groupby(["model", "label"]).ess_per_s.median().unstack()
     for model_id, row in medians.iterrows():
         faster, slower = (("Stan-CPU", "NumPyro-CPU") if row["Stan-CPU"] > row["NumPyro-CPU"]
@@ -59,17 +59,25 @@ def test_ratio_sentences_use_the_median_over_repeats(report, fixture_records):
 def test_strings_from_records_are_escaped(tmp_path, fixture_records):
     crafted = copy.deepcopy(fixture_records[0])
     crafted.update(status="error", error="<script>alert('x')</script>", metrics=None, timings=None,
-                   run_id="crafted", model_id="<b>bold</b>-model")
+                   run_id="crafted", model_id="<b>bold</b>-model", valid=False, failed_gates=["completed"])
     html = build(write(tmp_path, [*fixture_records, crafted]), tmp_path / "r").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>bold</b>" not in html
 
 
-def test_unconverged_runs_are_flagged(tmp_path, fixture_records):
+def test_invalid_runs_are_shown_and_left_out_of_ratios(tmp_path, fixture_records):
     recs = copy.deepcopy(fixture_records)
-    recs[0]["metrics"]["max_rhat"] = 1.5
-    html = build(write(tmp_path, recs), tmp_path / "r").read_text()
-    assert "failed a convergence check" in html
+    stan_runs = [r for r in recs if r["model_id"].startswith("eight_schools") and r["engine"] == "stan"]
+    for r in stan_runs:
+        r.update(valid=False, failed_gates=["rhat"])
+    out = tmp_path / "r"
+    html = build(write(tmp_path, recs), out).read_text()
+    assert "no: rhat" in html
+    assert "on <code>eight_schools-eight_schools_noncentered</code>" not in html  # no valid Stan run: no ratio
+    assert "on <code>covtype_synth-logistic_regression</code>" in html
+    summary = json.loads((out / "summary.json").read_text())["summary"]
+    row = next(s for s in summary if s["model_id"].startswith("eight_schools") and s["engine"] == "stan")
+    assert row["invalid"] == len(stan_runs) and row["repeats"] == 0
 
 
 def test_claims_without_gpu_records_say_not_measured(report):

@@ -1,0 +1,116 @@
+"""Do a Stan program and a NumPyro model define the same posterior? Compare log densities and gradients.
+
+At constrained parameter points, Stan's log density (``log_prob`` without the Jacobian, at the point's
+unconstrained image) and NumPyro's ``log_density`` must differ by one constant: the normalising terms Stan's
+``~`` statements drop. Where both sides map the parameters to the same unconstrained space (checked, not
+assumed), the gradients of the Jacobian-adjusted log densities must agree exactly.
+
+The name/shape mapping is shared by every model: parameters are taken in ``spec.parameters`` order (Stan's
+declaration order), values cross to Stan as JSON nested lists (Stan reads them row by row), and Stan's
+unconstrained vector is each parameter flattened column-major, one after the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import jax_models
+from models import ModelSpec
+
+RELATIVE_TOLERANCE = 1e-8
+
+
+@dataclass
+class DensityCheck:
+    log_density_stan: list[float]
+    log_density_numpyro: list[float]
+    same_transforms: bool
+    max_gradient_error: float | None  # None where the transforms differ
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.array(self.log_density_stan) - np.array(self.log_density_numpyro)
+
+    @property
+    def max_offset_spread(self) -> float:
+        """Largest departure from a constant offset, relative to the size of the log densities."""
+        scale = max(1.0, float(np.max(np.abs(self.log_density_stan))))
+        return float(np.max(np.abs(self.offsets - self.offsets[0]))) / scale
+
+    @property
+    def ok(self) -> bool:
+        gradients_ok = self.max_gradient_error is None or self.max_gradient_error <= 1e-6
+        return self.max_offset_spread <= RELATIVE_TOLERANCE and gradients_ok
+
+
+def _observed_names(spec: ModelSpec, data: dict) -> set[str]:
+    from numpyro import handlers
+
+    model = jax_models.load(spec.model_name)
+    trace = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data)
+    return {name for name, site in trace.items() if site["type"] == "sample" and site["is_observed"]}
+
+
+def prior_points(spec: ModelSpec, data: dict, n_points: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Parameter points drawn from the NumPyro model's prior (observations left out)."""
+    import jax
+    import numpyro
+    from numpyro.infer import Predictive
+
+    numpyro.enable_x64()
+    model = jax_models.load(spec.model_name)
+    prior_kwargs = {k: v for k, v in data.items() if k not in _observed_names(spec, data)}
+    names = [p.name for p in spec.parameters]
+    draws = Predictive(model, num_samples=n_points, return_sites=names)(jax.random.PRNGKey(seed), **prior_kwargs)
+    return [{name: np.asarray(draws[name][i], dtype=np.float64) for name in names} for i in range(n_points)]
+
+
+def _flatten(spec: ModelSpec, values: dict) -> np.ndarray:
+    """Stan's unconstrained layout: each parameter flattened column-major, in declaration order."""
+    return np.concatenate([np.ravel(np.asarray(values[p.name]), order="F") for p in spec.parameters])
+
+
+def numpyro_side(spec: ModelSpec, data: dict, point: dict) -> tuple[float, np.ndarray, np.ndarray]:
+    """Log density without Jacobian; unconstrained point and gradient of the adjusted log density, flattened."""
+    import jax
+    import numpyro
+    from numpyro.infer.util import log_density, potential_energy, unconstrain_fn
+
+    numpyro.enable_x64()
+    model = jax_models.load(spec.model_name)
+    log_joint, _ = log_density(model, (), data, point)
+    unconstrained = unconstrain_fn(model, (), data, point)
+    gradient = jax.grad(lambda u: -potential_energy(model, (), data, u))(unconstrained)
+    return float(log_joint), _flatten(spec, unconstrained), _flatten(spec, gradient)
+
+
+def stan_model(spec: ModelSpec, data: dict, program_code: str | None = None):
+    """A pystan model of ``program_code`` (default: the spec's Stan program) with the data bound."""
+    import stan
+
+    return stan.build(program_code or spec.stan_file.read_text(), data=data)
+
+
+def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, np.ndarray]:
+    """Log density without Jacobian, unconstrained point and gradient of the adjusted log density."""
+    constrained = {p.name: np.asarray(point[p.name]).tolist() for p in spec.parameters}
+    unconstrained = list(model.unconstrain_pars(constrained))
+    log_density = model.log_prob(unconstrained, adjust_transform=False)
+    gradient = model.grad_log_prob(unconstrained)
+    return float(log_density), np.asarray(unconstrained), np.asarray(gradient)
+
+
+def check(spec: ModelSpec, data: dict, points: list[dict], program_code: str | None = None) -> DensityCheck:
+    model = stan_model(spec, data, program_code)
+    stan_lp, numpyro_lp, same, gradient_errors = [], [], True, []
+    for point in points:
+        lp_s, unc_s, grad_s = stan_side(spec, model, point)
+        lp_n, unc_n, grad_n = numpyro_side(spec, data, point)
+        stan_lp.append(lp_s)
+        numpyro_lp.append(lp_n)
+        same = same and unc_s.shape == unc_n.shape and np.allclose(unc_s, unc_n, rtol=1e-10, atol=1e-12)
+        if same:
+            gradient_errors.append(float(np.max(np.abs(grad_s - grad_n) / np.maximum(1.0, np.abs(grad_s)))))
+    return DensityCheck(stan_lp, numpyro_lp, same, max(gradient_errors) if same else None)

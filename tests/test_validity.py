@@ -1,0 +1,88 @@
+"""The gates: a correct run passes, and each planted fault fails its gate."""
+
+import numpy as np
+import pytest
+
+from runner import references, validity
+from runner.engines import SampleResult, SamplerStats, Timings
+from runner.metrics import summarise
+
+MODEL_ID = "eight_schools-eight_schools_noncentered"
+CHAINS, DRAWS = 4, 1000
+
+
+@pytest.fixture(scope="module")
+def reference():
+    ref = references.load(MODEL_ID, "tiny")
+    assert ref is not None, "the committed tiny reference is missing"
+    return ref
+
+
+def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0):
+    """Independent normal draws with the reference's means and sds (optionally shifted by shift_sd sds)."""
+    rng = np.random.default_rng(seed)
+    params = reference["parameters"]
+
+    def column(name):
+        ref = params[name]
+        x = rng.normal(ref["mean"] + shift_sd * ref["sd"], ref["sd"], size=(CHAINS, DRAWS))
+        x[-1] += stuck_chain_shift * ref["sd"]
+        return x
+
+    theta = np.stack([column(f"theta_tilde[{j}]") for j in range(1, 9)], axis=-1)
+    return {"mu": column("mu"), "tau": column("tau"), "theta_tilde": theta}
+
+
+def gates_for(draws, reference, divergent=0, data_hash=None):
+    div = np.zeros((CHAINS, DRAWS), dtype=bool)
+    div.flat[:divergent] = True
+    result = SampleResult(draws, Timings(1.0, 1.0, 1.0, "test"),
+                          SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
+    metrics = summarise(result, ["mu", "tau", "theta_tilde"])
+    return validity.evaluate(metrics, CHAINS * DRAWS, reference, data_hash or reference["header"]["data_hash"])
+
+
+def test_draws_from_the_reference_distribution_pass(reference):
+    gates = gates_for(draws_like(reference), reference)
+    assert gates["valid"] and gates["failed_gates"] == []
+    assert gates["gates"]["reference"]["checked"] and gates["gates"]["reference"]["max_z"] < validity.K_REFERENCE
+
+
+def test_biased_draws_fail_the_reference_gate(reference):
+    gates = gates_for(draws_like(reference, shift_sd=0.5), reference)
+    assert not gates["valid"] and gates["failed_gates"] == ["reference"]
+
+
+def test_a_stuck_chain_fails_rhat(reference):
+    gates = gates_for(draws_like(reference, stuck_chain_shift=2.0), reference)
+    assert "rhat" in gates["failed_gates"] and not gates["valid"]
+
+
+def test_too_many_divergences_fail(reference):
+    gates = gates_for(draws_like(reference), reference, divergent=int(0.02 * CHAINS * DRAWS))
+    assert gates["failed_gates"] == ["divergences"]
+
+
+def test_reference_for_other_data_is_not_applied(reference):
+    gates = gates_for(draws_like(reference, shift_sd=0.5), reference, data_hash="0" * 16)
+    assert not gates["gates"]["reference"]["checked"] and gates["valid"]
+
+
+def test_a_crashed_run_is_invalid():
+    assert validity.failed_run() == {"valid": False, "failed_gates": ["completed"],
+                                     "gates": {"completed": {"passed": False}}}
+
+
+@pytest.mark.parametrize("path", sorted(references.REFERENCES_DIR.glob("*.json")), ids=lambda p: p.name)
+def test_committed_references_are_generated_and_converged(path):
+    import json
+
+    import models
+
+    ref = json.loads(path.read_text())
+    header = ref["header"]
+    assert header["command"].startswith("stanjax reference ") and header["max_rhat"] <= references.RHAT_MAX
+    spec = models.get(header["model_id"])
+    data = spec.data(header["size"], header["data_seed"])
+    assert models.data_hash(data) == header["data_hash"]
+    assert len(ref["parameters"]) == sum(int(np.prod(p.resolve_shape(data))) for p in spec.parameters)
