@@ -84,7 +84,7 @@ class ModelSpec:
         data = self.generate(seed, **self.size_kwargs(size))
         for key, value in data.items():
             if np.issubdtype(np.asarray(value).dtype, np.floating) and not np.all(np.isfinite(value)):
-                raise ValueError(f"{self.id}: data entry '{key}' holds NaN or inf")
+                raise UsageError(f"{self.id}: data entry '{key}' holds NaN or inf")
         return data
 
 

@@ -63,13 +63,13 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
     return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file), **validity.failed_run()}
 
 
-def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float) -> list[dict]:
-    """Run every job in order; a failed job becomes a record and the campaign goes on."""
+def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[dict]) -> None:
+    """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
+    record and the campaign goes on."""
     campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     results_file = out_dir / records.RESULTS_FILE
     log_dir = out_dir / "logs" / campaign_id
     log_dir.mkdir(parents=True, exist_ok=True)
-    written = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("starting", total=len(jobs))
@@ -82,4 +82,3 @@ def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float) -> list[dict]
                 progress.console.print(f"[red]{record['status']}[/red]: {job.label()} (log: {record['log']})")
             progress.advance(task)
         progress.update(task, description="done")
-    return written

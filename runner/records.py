@@ -1,7 +1,8 @@
 """Result records: one JSON object per run, appended to ``<out>/results.jsonl`` with provenance.
 
-Appends are flushed and fsync'ed one record at a time, so a killed campaign keeps every finished run; the
-reader skips a torn last line with a warning.
+Appends are flushed and fsync'ed one record at a time, so a killed campaign keeps every finished run. The
+reader keeps every intact record: a line that is not a JSON object (a torn last line, a corrupted line) is
+skipped with a warning; a file with lines but no readable record, or a record of another schema, is refused.
 """
 
 from __future__ import annotations
@@ -107,19 +108,29 @@ def read(path: Path) -> list[dict]:
         raise RecordsError(f"no results at {path}")
     records = []
     for file in files:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        skipped, foreign, kept = [], {}, 0
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as err:
-                if number == len(lines):
-                    warnings.warn(f"{file}:{number}: skipped a torn last line", stacklevel=2)
-                    continue
-                raise RecordsError(f"{file}:{number}: not a JSON record ({err.msg})") from None
-            version = record.get("schema_version") if isinstance(record, dict) else None
-            if version != SCHEMA_VERSION:
-                raise RecordsError(f"{file}:{number}: schema_version {version!r}, this stanjax reads {SCHEMA_VERSION}")
-            records.append(record)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict) or "schema_version" not in record:
+                skipped.append(number)
+            elif record["schema_version"] != SCHEMA_VERSION:
+                foreign.setdefault(repr(record["schema_version"]), number)
+            else:
+                records.append(record)
+                kept += 1
+        if not kept and foreign:
+            version, number = next(iter(foreign.items()))
+            raise RecordsError(f"{file}:{number}: schema_version {version}, this stanjax reads {SCHEMA_VERSION}")
+        if not kept and skipped:
+            raise RecordsError(f"{file}: no readable record ({len(skipped)} unreadable line(s))")
+        if skipped or foreign:
+            what = "a torn last line" if skipped == [len(lines)] and not foreign else \
+                f"unreadable line(s) {skipped[:10]}" + (f", other schema versions {list(foreign)}" if foreign else "")
+            warnings.warn(f"{file}: skipped {what}", stacklevel=2)
     return records

@@ -3,12 +3,17 @@
 A fresh process per run gives each engine a clean start (JAX's device count is fixed at start-up) and lets
 the campaign survive a crash. The worker writes the run's measured part of the record; the campaign adds
 provenance and appends it.
+
+``STANJAX_FAULT=<engine>:crash`` or ``<engine>:hang`` makes a worker of that engine die or hang before it
+samples: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import models
@@ -18,7 +23,20 @@ from runner.engines import get_engine
 from runner.metrics import summarise
 
 
+def _planted_fault(engine: str) -> None:
+    fault_engine, _, fault = os.environ.get("STANJAX_FAULT", "").partition(":")
+    if fault_engine != engine:
+        return
+    if fault == "crash":
+        print(f"planted crash in the {engine} worker", flush=True)
+        os._exit(3)
+    if fault == "hang":
+        while True:
+            time.sleep(60)
+
+
 def run_job(job: Job) -> dict:
+    _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed())
     engine = get_engine(job.engine)

@@ -1,10 +1,14 @@
 """Bad input: one line on stderr naming what is wrong (and the valid choices), exit code 2, nothing written."""
 
+import dataclasses
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import models
 
 from runner.cli import main
 
@@ -23,6 +27,30 @@ def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("bad_value", [np.nan, np.inf])
+def test_non_finite_data_is_refused_before_any_run(bad_value, monkeypatch, tmp_path, capsys):
+    spec = models.get("covtype_synth-logistic_regression")
+
+    def generate(seed, **sizes):
+        data = spec.generate(seed, **sizes)
+        data["X"][0, 0] = bad_value
+        return data
+
+    monkeypatch.setitem(models.registry(), spec.id, dataclasses.replace(spec, generate=generate))
+    out = tmp_path / "results"
+    assert main(["run", "--models", spec.id, "--size", "tiny", "--out", str(out)]) == 2
+    assert "data entry 'X' holds NaN or inf" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_invalid_generator_sizes_are_refused(monkeypatch, tmp_path, capsys):
+    spec = models.get("tennis_synth-bradley_terry_hierarchical")
+    bad = dataclasses.replace(spec, sizes={**spec.sizes, "tiny": {"n_players": 1, "n_matches": 5}})
+    monkeypatch.setitem(models.registry(), spec.id, bad)
+    assert main(["run", "--models", spec.id, "--size", "tiny", "--out", str(tmp_path / "r")]) == 2
+    assert "n_players >= 2" in capsys.readouterr().err
 
 
 def test_comma_separated_names_are_accepted(tmp_path, capsys):

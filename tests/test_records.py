@@ -1,8 +1,11 @@
 """Records: durable appends, a torn last line skipped, anything else malformed refused, provenance complete."""
 
 import json
+import warnings
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runner import records
 
@@ -24,11 +27,54 @@ def test_torn_last_line_is_skipped_with_a_warning(tmp_path):
         assert [r["i"] for r in records.read(path)] == [0]
 
 
-def test_corrupt_line_in_the_middle_is_an_error(tmp_path):
+def test_corrupt_line_in_the_middle_is_skipped_and_the_rest_kept(tmp_path):
     path = tmp_path / "results.jsonl"
-    path.write_text('not json\n' + json.dumps({"schema_version": records.SCHEMA_VERSION}) + "\n")
-    with pytest.raises(records.RecordsError, match=":1: not a JSON record"):
+    good = json.dumps({"schema_version": records.SCHEMA_VERSION, "i": 1}) + "\n"
+    path.write_text(good + 'not json\n' + good)
+    with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
+        assert len(records.read(path)) == 2
+
+
+def test_a_file_of_garbage_is_refused(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"\x00\xff garbage\n[1, 2]\n")
+    with pytest.raises(records.RecordsError, match="no readable record"):
         records.read(path)
+
+
+def test_future_schema_is_refused(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps({"schema_version": records.SCHEMA_VERSION + 1}) + "\n")
+    with pytest.raises(records.RecordsError, match="schema_version"):
+        records.read(path)
+
+
+RECORD = {"schema_version": records.SCHEMA_VERSION, "model_id": "m", "note": "ü <x> \\ \"q\""}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 6), cut=st.integers(0, 10_000),
+       damage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(min_size=1, max_size=3)), max_size=3))
+def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, damage):
+    """Truncate anywhere and overwrite random bytes: read() returns every intact line's record, or refuses a
+    file with none left (RecordsError), and never raises anything else."""
+    lines = [(json.dumps({**RECORD, "i": i}) + "\n").encode() for i in range(n)]
+    blob = bytearray(b"".join(lines))
+    for position, junk in damage:
+        position %= len(blob)
+        blob[position:position + len(junk)] = junk
+    blob = bytes(blob[:cut % (len(blob) + 1)])
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(blob)
+    intact = [i for i, line in enumerate(lines) if line in blob.split(b"\n") or line.rstrip(b"\n") in blob.split(b"\n")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            got = [r["i"] for r in records.read(path)]
+        except records.RecordsError:
+            assert not intact
+            return
+    assert set(intact) <= set(got)
 
 
 def test_provenance_names_machine_versions_and_commit():

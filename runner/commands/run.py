@@ -6,6 +6,7 @@ from pathlib import Path
 
 import models
 from models import UsageError
+from runner import records
 from runner.campaign import run_campaign
 from runner.config import Job, RunConfig
 from runner.engines import ENGINE_NAMES
@@ -39,6 +40,9 @@ def add_parser(verbs) -> None:
     parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip runs that already have an ok record in OUT (same model, engine, device, "
+                        "config hash and repeat); failed runs are run again")
     parser.set_defaults(handler=main)
 
 
@@ -60,16 +64,34 @@ def plan(args) -> list[Job]:
     for engine in engines:
         if engine not in ENGINE_NAMES:
             raise models.UnknownChoice("engine", engine, ENGINE_NAMES)
-    for spec in specs:
-        spec.size_kwargs(settings["size"])  # raises for an unknown size
+    for spec in specs:  # unknown size, invalid sizes or non-finite data: refuse before anything runs
+        try:
+            spec.data(settings["size"], args.seed)
+        except UsageError:
+            raise
+        except ValueError as err:
+            raise UsageError(str(err)) from None
     config = RunConfig(size=settings["size"], chains=settings["chains"], warmup=settings["warmup"],
                        draws=settings["draws"], seed=args.seed)
     return [Job(spec.id, engine, config, repeat)
             for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
 
 
+def done_keys(out: Path) -> set[tuple]:
+    """(model, engine, device, config hash, repeat) of every ok record in ``out``."""
+    if not (out / records.RESULTS_FILE).exists():
+        return set()
+    return {(r["model_id"], r["engine"], r["device"], r["config_hash"], r["repeat"])
+            for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"}
+
+
 def main(args) -> int:
     jobs = plan(args)
+    if args.resume:
+        done = done_keys(args.out)
+        left = [j for j in jobs if (j.model_id, j.engine, j.device, j.config.hash(), j.repeat) not in done]
+        print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded, {len(left)} to run")
+        jobs = left
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         probe = args.out / ".write-test"
@@ -77,7 +99,14 @@ def main(args) -> int:
         probe.unlink()
     except OSError as err:
         raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
-    written = run_campaign(jobs, args.out, args.timeout)
+    written: list[dict] = []
+    try:
+        run_campaign(jobs, args.out, args.timeout, written)
+    except KeyboardInterrupt:
+        print(f"interrupted: {len(written)} of {len(jobs)} runs finished and recorded in {args.out}")
+        return 130
     failed = [r for r in written if r["status"] != "ok"]
-    print(f"{len(written) - len(failed)} of {len(written)} runs ok; records in {args.out}")
+    invalid = [r for r in written if r["status"] == "ok" and not r["valid"]]
+    print(f"{len(written) - len(failed)} of {len(written)} runs ok ({len(invalid)} failed a validity gate); "
+          f"records in {args.out}")
     return 1 if failed else 0
