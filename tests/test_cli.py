@@ -53,6 +53,19 @@ def test_invalid_generator_sizes_are_refused(monkeypatch, tmp_path, capsys):
     assert "n_players >= 2" in capsys.readouterr().err
 
 
+def test_a_stan_program_that_does_not_compile_is_refused_with_stancs_message(monkeypatch, tmp_path, capsys):
+    broken = tmp_path / "stan"
+    broken.mkdir()
+    (broken / "eight_schools_noncentered.stan").write_text(
+        models.get("eight_schools-eight_schools_noncentered").stan_file.read_text().replace("real mu;", "real mu"))
+    monkeypatch.setattr(models, "STAN_DIR", broken)
+    out = tmp_path / "results"
+    assert main(["run", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "eight_schools_noncentered.stan does not compile: Syntax error" in err
+    assert not out.exists()
+
+
 def test_comma_separated_names_are_accepted(tmp_path, capsys):
     from runner.cli import build_parser
     from runner.commands.run import plan

@@ -71,6 +71,11 @@ def plan(args) -> list[Job]:
             raise
         except ValueError as err:
             raise UsageError(str(err)) from None
+    if "stan" in engines:
+        from runner.engines.stan import check_program
+
+        for spec in specs:
+            check_program(spec)
     config = RunConfig(size=settings["size"], chains=settings["chains"], warmup=settings["warmup"],
                        draws=settings["draws"], seed=args.seed)
     return [Job(spec.id, engine, config, repeat)

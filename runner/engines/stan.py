@@ -19,12 +19,24 @@ from pathlib import Path
 
 import numpy as np
 
-from models import ModelSpec
+from models import ModelSpec, UsageError
 from runner.config import RunConfig
 from runner.engines import SampleResult, SamplerStats, Timings
 from runner.paths import cache_dir
 
 ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
+
+
+def check_program(spec: ModelSpec) -> None:
+    """Run stanc (bundled with httpstan) on the spec's program; raise UsageError with stanc's message if it fails."""
+    import httpstan.compile
+
+    try:
+        httpstan.compile.compile(spec.stan_file.read_text(), f"check_{spec.model_name}")
+    except ValueError as err:
+        lines = [line.strip() for line in str(err).splitlines()]
+        message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
+        raise UsageError(f"{spec.stan_file.name} does not compile: {message}") from None
 
 
 def find_cmdstan() -> str | None:
