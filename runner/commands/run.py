@@ -56,8 +56,8 @@ def plan(args) -> list[Job]:
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
-    model_ids = _names(args.models) or [suite["models"]]
-    if model_ids == ["all"]:
+    model_ids = _names(args.models) or suite["models"]
+    if model_ids in (["all"], "all"):
         model_ids = list(models.registry())
     specs = [models.get(model_id) for model_id in model_ids]
     engines = _names(args.engines) or list(suite["engines"])

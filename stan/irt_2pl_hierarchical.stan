@@ -1,0 +1,26 @@
+data {
+  int<lower=1> I;  // items
+  int<lower=1> J;  // students
+  array[I, J] int<lower=0, upper=1> y;  // 1 when student j answered item i correctly
+}
+parameters {
+  vector[J] theta;  // abilities; their unit scale identifies the model
+  real mu_b;
+  real<lower=0> sigma_b;
+  vector[I] b_raw;
+  real<lower=0> sigma_a;
+  vector[I] a_raw;
+}
+model {
+  vector[I] a = exp(sigma_a * a_raw);  // discriminations, lognormal(0, sigma_a)
+  vector[I] b = mu_b + sigma_b * b_raw;  // difficulties, normal(mu_b, sigma_b)
+  theta ~ std_normal();
+  mu_b ~ normal(0, 2);
+  sigma_b ~ std_normal();
+  b_raw ~ std_normal();
+  sigma_a ~ std_normal();
+  a_raw ~ std_normal();
+  for (i in 1:I) {
+    y[i] ~ bernoulli_logit(a[i] * (theta - b[i]));
+  }
+}
