@@ -2,8 +2,6 @@
 
 import re
 
-import numpy as np
-
 BLOCK_RE = r"(?m)^\s*{name}\s*\{{(.*?)^\s*\}}"
 
 
@@ -35,7 +33,3 @@ def declarations(code: str, block: str, data: dict) -> dict[str, tuple[int, ...]
             shape = shape + _dims(kind.group(2), data)
         out[kind.group(3)] = shape
     return out
-
-
-def shape_of(value) -> tuple[int, ...]:
-    return np.shape(value)
