@@ -74,18 +74,17 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     Cold ESS/s charges every repeat the group's largest compile time (the uncached build), since a later
     repeat's compile may have come from a cache."""
     ok = runs[runs.valid].copy()
-    keys = KEYS
-    ok["cold_compile_s"] = ok.groupby(keys).compile_s.transform("max")
+    ok["cold_compile_s"] = ok.groupby(KEYS).compile_s.transform("max")
     ok["ess_per_s_cold"] = ok.min_ess_bulk / (ok.run_s + ok.cold_compile_s)
-    summary = ok.groupby(keys, sort=True).agg(
+    summary = ok.groupby(KEYS, sort=True).agg(
         repeats=("repeat", "count"), ess_per_s=("ess_per_s", "median"), ess_per_s_cold=("ess_per_s_cold", "median"),
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
         compile_always_cached=("compile_cached", "all"),
         run_s=("run_s", "median"), min_ess_bulk=("min_ess_bulk", "median"), max_rhat=("max_rhat", "max"),
         divergences=("divergences", "sum"),
     ).reset_index()
-    invalid = runs[~runs.valid].groupby(keys).size().rename("invalid").reset_index()
-    summary = summary.merge(invalid, on=keys, how="outer").sort_values(keys, ignore_index=True)
+    invalid = runs[~runs.valid].groupby(KEYS).size().rename("invalid").reset_index()
+    summary = summary.merge(invalid, on=KEYS, how="outer").sort_values(KEYS, ignore_index=True)
     summary["invalid"] = summary.invalid.fillna(0).astype(int)
     summary["repeats"] = summary.repeats.fillna(0).astype(int)
     return summary
