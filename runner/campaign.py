@@ -32,6 +32,8 @@ def base_record(job: Job, campaign_id: str) -> dict:
         "model_id": job.model_id,
         "engine": job.engine,
         "device": job.device,
+        "precision": job.placement.precision,
+        "chain_method": job.placement.chain_method,
         "repeat": job.repeat,
         "size": job.config.size,
         "config": job.config.as_dict(),

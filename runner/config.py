@@ -38,23 +38,48 @@ class RunConfig:
         return int(np.random.SeedSequence([self.seed, repeat]).generate_state(1)[0] % 2**31)
 
 
+DEVICES = ("cpu", "gpu")
+PRECISIONS = ("float64", "float32")
+CHAIN_METHODS = ("parallel", "vectorized", "sequential")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and how an engine runs. Stan: always CPU, float64, chains in parallel processes. JAX engines:
+    ``device`` cpu|gpu, ``precision`` float64 (CPU default) or float32 (GPU default), ``chain_method``
+    parallel (one device per chain), vectorized (one vmapped batch) or sequential."""
+
+    device: str = "cpu"
+    precision: str = "float64"
+    chain_method: str = "parallel"
+
+
 @dataclass(frozen=True)
 class Job:
-    """One (model, engine, device, repeat) run."""
+    """One (model, engine, placement, repeat) run."""
 
     model_id: str
     engine: str
     config: RunConfig
     repeat: int = 0
-    device: str = "cpu"
+    placement: Placement = Placement()
+
+    @property
+    def device(self) -> str:
+        return self.placement.device
 
     def label(self) -> str:
         return f"{self.model_id} · {self.engine}-{self.device} · repeat {self.repeat + 1}"
 
+    def key(self) -> tuple:
+        """What makes two runs the same measurement (for --resume)."""
+        return (self.model_id, self.engine, *asdict(self.placement).values(), self.config.hash(), self.repeat)
+
     def as_dict(self) -> dict:
-        return {"model_id": self.model_id, "engine": self.engine, "device": self.device,
+        return {"model_id": self.model_id, "engine": self.engine, **asdict(self.placement),
                 "repeat": self.repeat, "config": self.config.as_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
-        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], d["device"])
+        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method") if k in d})
+        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement)

@@ -22,7 +22,10 @@ from models import ROOT, UsageError
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
-PACKAGES = ("jax", "jaxlib", "numpyro", "pystan", "httpstan", "cmdstanpy", "arviz", "arviz-stats", "numpy")
+# Fields added to schema 1 after its first records, with the value every earlier record had.
+ADDED_FIELDS = {"precision": "float64", "chain_method": "parallel"}
+PACKAGES = ("jax", "jaxlib", "numpyro", "blackjax", "optax", "pystan", "httpstan", "cmdstanpy", "arviz",
+            "arviz-stats", "numpy")
 
 
 class RecordsError(UsageError):
@@ -122,7 +125,7 @@ def read(path: Path) -> list[dict]:
             elif record["schema_version"] != SCHEMA_VERSION:
                 foreign.setdefault(repr(record["schema_version"]), number)
             else:
-                records.append(record)
+                records.append({**ADDED_FIELDS, **record})
                 kept += 1
         if not kept and foreign:
             version, number = next(iter(foreign.items()))

@@ -42,7 +42,7 @@ def run_job(job: Job) -> dict:
     engine = get_engine(job.engine)
     handle = engine.compile(spec)
     seed = job.config.sampler_seed(job.repeat)
-    result = engine.sample(handle, data, job.config, seed)
+    result = engine.sample(handle, data, job.config, seed, job.placement)
     for parameter in spec.parameters:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"

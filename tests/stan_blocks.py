@@ -2,6 +2,8 @@
 
 import re
 
+from models import size_value
+
 BLOCK_RE = r"(?m)^\s*{name}\s*\{{(.*?)^\s*\}}"
 
 
@@ -12,7 +14,7 @@ def _block(code: str, name: str) -> str:
 
 
 def _dims(text: str, data: dict) -> tuple[int, ...]:
-    return tuple(int(data[d.strip()]) if not d.strip().isdigit() else int(d) for d in text.split(",") if d.strip())
+    return tuple(size_value(d.strip(), data) for d in text.split(",") if d.strip())
 
 
 def declarations(code: str, block: str, data: dict) -> dict[str, tuple[int, ...]]:

@@ -15,10 +15,11 @@ from runner.cli import main
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "--models", "nope"], "unknown model 'nope' (choose from: covtype_synth-logistic_regression, "),
-    (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro)"),
+    (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)"),
     (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
-    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, default, tiny)"),
-    (["run", "--chains", "0"], "--chains must be between 1 and 128, got 0"),
+    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, tiny, gpu)"),
+    (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
+    (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
     (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
 ])
 def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
@@ -27,6 +28,44 @@ def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [["run", "--device", "gpu"], ["run", "--suite", "gpu"]])
+def test_gpu_without_a_gpu_exits_2_and_never_falls_back_to_the_cpu(argv, capsys, tmp_path):
+    assert main([*argv, "--out", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "JAX sees no GPU on this machine" in err and "refusing to fall back" in err
+    assert not (tmp_path / "results").exists()
+
+
+def _plan(*argv):
+    from runner.cli import build_parser
+    from runner.commands.run import plan
+
+    return plan(build_parser().parse_args(["run", "--suite", "tiny", "--models",
+                                           "eight_schools-eight_schools_noncentered", *argv]))
+
+
+def test_device_policy_on_the_cpu():
+    jobs = {job.engine: job.placement for job in _plan("--engines", "stan", "numpyro", "blackjax_nuts")}
+    assert (jobs["stan"].device, jobs["stan"].precision) == ("cpu", "float64")
+    assert (jobs["numpyro"].precision, jobs["numpyro"].chain_method) == ("float64", "parallel")
+    assert (jobs["blackjax_nuts"].precision, jobs["blackjax_nuts"].chain_method) == ("float64", "vectorized")
+    vectorized = _plan("--engines", "numpyro", "--chain-method", "vectorized", "--chains", "1000")
+    assert vectorized[0].placement.chain_method == "vectorized" and vectorized[0].config.chains == 1000
+
+
+def test_device_policy_on_a_gpu(monkeypatch):
+    from runner.commands import run
+
+    monkeypatch.setattr(run, "gpu_count", lambda: 1)
+    jobs = {job.engine: job.placement for job in _plan("--device", "gpu", "--engines", "stan", "numpyro")}
+    assert jobs["stan"].device == "cpu"  # Stan is the CPU baseline on the same machine
+    assert (jobs["numpyro"].device, jobs["numpyro"].precision, jobs["numpyro"].chain_method) == (
+        "gpu", "float32", "vectorized")
+    assert _plan("--device", "gpu", "--engines", "numpyro", "--x64")[0].placement.precision == "float64"
+    with pytest.raises(models.UsageError, match="needs one GPU per chain: 4 chains, 1 GPU"):
+        _plan("--device", "gpu", "--engines", "numpyro", "--chain-method", "parallel")
 
 
 @pytest.mark.parametrize("bad_value", [np.nan, np.inf])

@@ -3,7 +3,7 @@
 import numpy as np
 import stan.fit
 
-from runner.engines.numpyro import CompileClock
+from runner.engines.jax_setup import CompileClock
 from runner.engines.stan import _by_chain, _parse_elapsed
 
 

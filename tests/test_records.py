@@ -70,7 +70,7 @@ def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            got = [r["i"] for r in records.read(path)]
+            got = [r.get("i") for r in records.read(path)]  # damage can rename a key and stay JSON
         except records.RecordsError:
             assert not intact
             return

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from functools import cache
 from pathlib import Path
 
 import models
 from models import UsageError
 from runner import records
 from runner.campaign import run_campaign
-from runner.config import Job, RunConfig
-from runner.engines import ENGINE_NAMES
+from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig
+from runner.engines import ENGINE_NAMES, JAX_ENGINES
 from runner.suites import SUITES
 
-LIMITS = {"chains": (1, 128), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
+LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -37,6 +41,14 @@ def add_parser(verbs) -> None:
     parser.add_argument("--warmup", type=int, help="warmup iterations per chain")
     parser.add_argument("--draws", type=int, help="post-warmup draws per chain")
     parser.add_argument("--repeats", type=int, help="independent repeats of every (model, engine)")
+    parser.add_argument("--device", choices=DEVICES,
+                        help="where JAX engines run (default: the suite's, else cpu); Stan always runs on the CPU. "
+                        "gpu with no GPU visible to JAX is an error, never a silent CPU fallback")
+    parser.add_argument("--x64", action="store_true",
+                        help="float64 on the GPU too (default there: float32; on the CPU always float64)")
+    parser.add_argument("--chain-method", choices=CHAIN_METHODS,
+                        help="how NumPyro runs chains: parallel (one device each; CPU default), vectorized "
+                        "(one vmapped batch; GPU default) or sequential. BlackJAX engines always vectorise")
     parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
@@ -52,10 +64,11 @@ def plan(args) -> list[Job]:
         raise models.UnknownChoice("suite", args.suite, SUITES)
     suite = SUITES[args.suite]
     settings = {key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in
-                ("size", "chains", "warmup", "draws", "repeats")}
+                ("chains", "warmup", "draws", "repeats")}
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    sizes = [args.size] if args.size else suite["sizes"]
     model_ids = _names(args.models) or suite["models"]
     if model_ids in (["all"], "all"):
         model_ids = list(models.registry())
@@ -64,37 +77,80 @@ def plan(args) -> list[Job]:
     for engine in engines:
         if engine not in ENGINE_NAMES:
             raise models.UnknownChoice("engine", engine, ENGINE_NAMES)
+    device = args.device or suite.get("device", "cpu")
+    placements = {engine: placement(engine, device, args.x64, args.chain_method, settings["chains"])
+                  for engine in engines}
     for spec in specs:  # unknown size, invalid sizes or non-finite data: refuse before anything runs
-        try:
-            spec.data(settings["size"], args.seed)
-        except UsageError:
-            raise
-        except ValueError as err:
-            raise UsageError(str(err)) from None
+        for size in sizes:
+            try:
+                spec.data(size, args.seed)
+            except UsageError:
+                raise
+            except ValueError as err:
+                raise UsageError(str(err)) from None
     if "stan" in engines:
         from runner.engines.stan import check_program
 
         for spec in specs:
             check_program(spec)
-    config = RunConfig(size=settings["size"], chains=settings["chains"], warmup=settings["warmup"],
-                       draws=settings["draws"], seed=args.seed)
-    return [Job(spec.id, engine, config, repeat)
+    configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
+                         draws=settings["draws"], seed=args.seed) for size in sizes]
+    return [Job(spec.id, engine, config, repeat, placements[engine]) for config in configs
             for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
 
 
+MAX_PARALLEL_CPU_CHAINS = 64
+
+
+def placement(engine: str, device: str, x64: bool, chain_method: str | None, chains: int) -> Placement:
+    """The device policy: Stan on the CPU; JAX engines on ``device`` with its default precision and chain
+    method unless overridden. A GPU that is not there is an error."""
+    if engine not in JAX_ENGINES:
+        return Placement("cpu", "float64", "parallel")
+    if device == "gpu":
+        check_gpu_visible()
+    precision = "float64" if device == "cpu" or x64 else "float32"
+    if engine != "numpyro":
+        return Placement(device, precision, "vectorized")
+    chain_method = chain_method or ("parallel" if device == "cpu" else "vectorized")
+    if chain_method == "parallel" and device == "cpu" and chains > MAX_PARALLEL_CPU_CHAINS:
+        raise UsageError(f"--chain-method parallel gives each chain its own CPU device: at most "
+                         f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)")
+    if chain_method == "parallel" and device == "gpu" and chains > gpu_count():
+        raise UsageError(f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
+                         "GPU(s) visible (use --chain-method vectorized)")
+    return Placement(device, precision, chain_method)
+
+
+@cache
+def gpu_count() -> int:
+    """GPUs JAX can see, asked in a child process: a backend started here would hold GPU memory the
+    workers need."""
+    probe = "import jax\ntry:\n    print(len(jax.devices('gpu')))\nexcept RuntimeError:\n    print(0)"
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+def check_gpu_visible() -> None:
+    if gpu_count() == 0:
+        raise UsageError("--device gpu: JAX sees no GPU on this machine (install jax[cuda] and check "
+                         "nvidia-smi); refusing to fall back to the CPU")
+
+
 def done_keys(out: Path) -> set[tuple]:
-    """(model, engine, device, config hash, repeat) of every ok record in ``out``."""
+    """``Job.key()`` of every ok record in ``out``."""
     if not (out / records.RESULTS_FILE).exists():
         return set()
-    return {(r["model_id"], r["engine"], r["device"], r["config_hash"], r["repeat"])
-            for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"}
+    return {(r["model_id"], r["engine"], r["device"], r["precision"], r["chain_method"], r["config_hash"],
+             r["repeat"]) for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"}
 
 
 def main(args) -> int:
     jobs = plan(args)
     if args.resume:
         done = done_keys(args.out)
-        left = [j for j in jobs if (j.model_id, j.engine, j.device, j.config.hash(), j.repeat) not in done]
+        left = [j for j in jobs if j.key() not in done]
         print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded, {len(left)} to run")
         jobs = left
     try:

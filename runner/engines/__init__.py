@@ -1,7 +1,7 @@
 """Engines: one adapter per sampler front end, all with the same two calls.
 
-``compile(spec) -> handle`` builds (or fetches from cache) the model; ``sample(handle, data, config, seed)``
-runs NUTS and returns a :class:`SampleResult`. Engines never compute ESS or R-hat: that is
+``compile(spec) -> handle`` builds (or fetches from cache) the model; ``sample(handle, data, config, seed,
+placement)`` runs the sampler where the placement says and returns a :class:`SampleResult`. Engines never compute ESS or R-hat: that is
 :mod:`runner.metrics`' job, one code path for all.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from models import ModelSpec, UnknownChoice
-from runner.config import RunConfig
+from runner.config import Placement, RunConfig
 
 
 @dataclass
@@ -56,14 +56,19 @@ class Engine(Protocol):
 
     def compile(self, spec: ModelSpec) -> Any: ...
 
-    def sample(self, handle: Any, data: dict, config: RunConfig, seed: int) -> SampleResult: ...
+    def sample(self, handle: Any, data: dict, config: RunConfig, seed: int,
+               placement: Placement = Placement()) -> SampleResult: ...
 
 
-ENGINE_NAMES = ("stan", "numpyro")
+# stan: Stan's NUTS (pystan, or CmdStan when installed); numpyro: NumPyro's NUTS; blackjax_nuts: BlackJAX NUTS
+# with Stan-style window adaptation per chain; blackjax_chees: jittered HMC tuned by ChEES across the chain batch.
+JAX_ENGINES = ("numpyro", "blackjax_nuts", "blackjax_chees")
+ENGINE_NAMES = ("stan", *JAX_ENGINES)
+CPU_PAIR = ("stan", "numpyro")
 
 
 def get_engine(name: str) -> Engine:
-    """Import lazily: a Stan run never imports JAX and a NumPyro run never starts httpstan."""
+    """Import lazily: a Stan run never imports JAX and a JAX run never starts httpstan."""
     if name == "stan":
         from runner.engines.stan import StanEngine
 
@@ -72,4 +77,8 @@ def get_engine(name: str) -> Engine:
         from runner.engines.numpyro import NumPyroEngine
 
         return NumPyroEngine()
+    if name in ("blackjax_nuts", "blackjax_chees"):
+        from runner.engines.blackjax import BlackJAXEngine
+
+        return BlackJAXEngine(name.removeprefix("blackjax_"))
     raise UnknownChoice("engine", name, ENGINE_NAMES)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from models import ModelSpec, UsageError
-from runner.config import RunConfig
+from runner.config import Placement, RunConfig
 from runner.engines import SampleResult, SamplerStats, Timings
 from runner.paths import cache_dir
 
@@ -59,7 +59,10 @@ class StanEngine:
     def compile(self, spec: ModelSpec):
         return self.backend.compile(spec)
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int) -> SampleResult:
+    def sample(self, handle, data: dict, config: RunConfig, seed: int,
+               placement: Placement = Placement()) -> SampleResult:
+        if placement.device != "cpu":
+            raise ValueError("Stan runs on the CPU only")
         return self.backend.sample(handle, data, config, seed)
 
 

@@ -1,0 +1,91 @@
+"""Starting JAX where a placement says: platform, precision, host devices, persistent compilation cache.
+
+Must run before anything else in the process initialises a JAX backend (workers call it first thing)."""
+
+from __future__ import annotations
+
+import os
+
+from runner.config import Placement
+from runner.paths import cache_dir
+
+PLATFORMS = {"cpu": "cpu", "gpu": "cuda"}
+
+COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+
+
+class CompileClock:
+    """Collects jax.monitoring time spans of compilation; ``seconds()`` is the length of their union.
+
+    Also counts persistent-cache requests and hits: ``all_cached`` is true when every XLA compilation was a hit.
+    """
+
+    def __init__(self):
+        import jax.monitoring
+
+        self.spans: list[tuple[float, float]] = []
+        self.cache_requests = self.cache_hits = 0
+        jax.monitoring.register_event_time_span_listener(self._record_span)
+        jax.monitoring.register_event_listener(self._record_event)
+
+    def _record_span(self, event: str, start: float, end: float, **_) -> None:
+        if event in COMPILE_EVENTS:
+            self.spans.append((start, end))
+
+    def _record_event(self, event: str, **_) -> None:
+        if event == "/jax/compilation_cache/compile_requests_use_cache":
+            self.cache_requests += 1
+        elif event == "/jax/compilation_cache/cache_hits":
+            self.cache_hits += 1
+
+    @property
+    def all_cached(self) -> bool:
+        return 0 < self.cache_requests == self.cache_hits
+
+    def reset(self) -> None:
+        self.spans.clear()
+
+    def seconds(self) -> float:
+        total, covered_to = 0.0, float("-inf")
+        for start, end in sorted(self.spans):
+            if end > covered_to:
+                total += end - max(start, covered_to)
+                covered_to = end
+        return total
+
+
+def start_jax(placement: Placement, chains: int):
+    """The configured ``jax`` module; raises when the device the placement names is not the one JAX got."""
+    import numpyro
+
+    os.environ["JAX_PLATFORMS"] = PLATFORMS[placement.device]
+    if placement.device == "cpu" and placement.chain_method == "parallel":
+        numpyro.set_host_device_count(chains)  # one CPU device per chain
+    numpyro.enable_x64(placement.precision == "float64")
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(cache_dir() / "jax"))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    if jax.default_backend() != placement.device:
+        raise RuntimeError(f"asked for {placement.device}, JAX started on {jax.default_backend()}")
+    if placement.chain_method == "parallel" and jax.local_device_count() < chains:
+        raise RuntimeError(f"JAX sees {jax.local_device_count()} {placement.device} devices, "
+                           f"{chains} parallel chains need one each")
+    return jax
+
+
+def device_info(jax, placement: Placement, chains: int) -> dict:
+    """The record's view of where a JAX run went."""
+    used = jax.local_devices()[: chains if placement.chain_method == "parallel" else 1]
+    return {
+        "jax": jax.__version__,
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in used],
+        "device_kind": used[0].device_kind,
+        "chain_method": placement.chain_method,
+        "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
+    }

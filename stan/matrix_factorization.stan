@@ -1,0 +1,40 @@
+data {
+  int<lower=2> U;  // users
+  int<lower=2> M;  // movies
+  int<lower=1, upper=min(U, M)> K;  // embedding dimension
+  array[U, M] int<lower=0, upper=1> y;  // 1 when user u watched movie m
+}
+transformed data {
+  array[U * M] int y_flat = to_array_1d(y);  // row-major: user by user
+}
+parameters {
+  real mu;
+  vector[U] b_user;
+  vector[M] b_movie;
+  matrix[U, K] user_factors;
+  vector<lower=0>[K] movie_diag;  // the first K movies' loadings: lower triangle, positive diagonal
+  vector[(K * (K - 1)) %/% 2] movie_lower;
+  matrix[M - K, K] movie_rest;
+}
+model {
+  matrix[M, K] movie_factors = rep_matrix(0, M, K);
+  int pos = 1;
+  for (i in 1:K) {
+    movie_factors[i, i] = movie_diag[i];
+    for (j in 1:(i - 1)) {
+      movie_factors[i, j] = movie_lower[pos];
+      pos += 1;
+    }
+  }
+  movie_factors[(K + 1):M] = movie_rest;
+  mu ~ normal(0, 2);
+  b_user ~ std_normal();
+  b_movie ~ std_normal();
+  to_vector(user_factors) ~ std_normal();
+  movie_diag ~ std_normal();
+  movie_lower ~ std_normal();
+  to_vector(movie_rest) ~ std_normal();
+  // (U x M)' flattened column-major = U x M row-major, the order of y_flat
+  y_flat ~ bernoulli_logit(mu + to_vector((user_factors * movie_factors'
+                                           + rep_matrix(b_user, M) + rep_matrix(b_movie', U))'));
+}
