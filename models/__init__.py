@@ -98,14 +98,20 @@ class ModelSpec:
     def jax_file(self) -> Path:
         return JAX_MODELS_DIR / f"{self.model_name}.py"
 
-    def size_kwargs(self, size: str) -> dict[str, int]:
+    def size_kwargs(self, size: str, resize=()) -> dict[str, int]:
+        """The preset's sizes, with ``resize`` pairs overriding entries (studies vary one size)."""
         if size not in self.sizes:
             raise UnknownChoice("size", size, self.sizes)
-        return dict(self.sizes[size])
+        sizes = dict(self.sizes[size])
+        for name, value in resize:
+            if name not in sizes:
+                raise UsageError(f"{self.id} has no size '{name}' (its sizes: {', '.join(sizes) or 'none'})")
+            sizes[name] = value
+        return sizes
 
-    def data(self, size: str, seed: int) -> dict:
-        """The data set for a size preset, validated: finite numbers only."""
-        data = self.generate(seed, **self.size_kwargs(size))
+    def data(self, size: str, seed: int, resize=()) -> dict:
+        """The data set for a size preset (optionally resized), validated: finite numbers only."""
+        data = self.generate(seed, **self.size_kwargs(size, resize))
         for key, value in data.items():
             if np.issubdtype(np.asarray(value).dtype, np.floating) and not np.all(np.isfinite(value)):
                 raise UsageError(f"{self.id}: data entry '{key}' holds NaN or inf")

@@ -27,6 +27,6 @@ SPEC = ModelSpec(
     description="Stochastic volatility, non-centred AR(1) log-volatility; mean, persistence, innovation scale.",
     regime="sequential: a T-step recursion per gradient (Stan's loop vs a JAX scan)",
     parameters=(Parameter("mu"), Parameter("phi"), Parameter("sigma"), Parameter("h_std", ("T",))),
-    sizes={"tiny": {"T": 100}, "small": {"T": 500}, "default": {"T": 2_000}, "large": {"T": 20_000}},
+    sizes={"tiny": {"T": 300}, "small": {"T": 1_000}, "default": {"T": 3_000}, "large": {"T": 20_000}},
     generate=generate,
 )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from runner import records, validity
 
-LABELS = {"stan": "Stan", "numpyro": "NumPyro"}
+LABELS = {"stan": "Stan", "numpyro": "NumPyro", "blackjax_nuts": "BlackJAX-NUTS", "blackjax_chees": "BlackJAX-ChEES"}
 CLAIM_TOLERANCE = 1.5  # a claimed ratio counts as reproduced when the measured one is within this factor
 
 # The published claims this suite exists to test, with what a record set needs to speak to each.
@@ -35,8 +35,9 @@ NEEDS = {"gpu": "no GPU run in these records", "rwmh": "no random-walk Metropoli
          "devices": "no multi-device study in these records", "irt": "no IRT-2PL model in these records"}
 
 
-def engine_label(engine: str, device: str) -> str:
-    return f"{LABELS.get(engine, engine)}-{device.upper()}"
+def engine_label(engine: str, device: str, precision: str = "float64") -> str:
+    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32": float32 runs are marked, float64 is the unmarked default."""
+    return f"{LABELS.get(engine, engine)}-{device.upper()}" + ("-f32" if precision == "float32" else "")
 
 
 def tidy(all_records: list[dict]) -> pd.DataFrame:
@@ -46,7 +47,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
         metrics, timings = r.get("metrics") or {}, r.get("timings") or {}
         rows.append({
             "model_id": r["model_id"], "engine": r["engine"], "device": r["device"],
-            "label": engine_label(r["engine"], r["device"]), "size": r["size"], "repeat": r["repeat"],
+            "label": engine_label(r["engine"], r["device"], r["precision"]), "size": r["size"], "repeat": r["repeat"],
             "config_hash": r["config_hash"], "campaign_id": r["campaign_id"], "status": r["status"],
             "valid": r["valid"], "failed_gates": ", ".join(r["failed_gates"]),
             "reference_max_z": ((r.get("gates") or {}).get("reference") or {}).get("max_z"),

@@ -47,7 +47,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
         job_file.write_text(json.dumps(job.as_dict()))
-        log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.repeat}.log"
+        log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.config.hash()}.{job.repeat}.log"
         start = time.perf_counter()
         with open(log_file, "w") as log:
             try:
@@ -65,9 +65,10 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
     return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file), **validity.failed_run()}
 
 
-def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[dict]) -> None:
+def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[dict],
+                 extra: dict | None = None) -> None:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
-    record and the campaign goes on."""
+    record and the campaign goes on. ``extra`` fields (a study's name) go into every record."""
     campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     results_file = out_dir / records.RESULTS_FILE
     log_dir = out_dir / "logs" / campaign_id
@@ -77,7 +78,7 @@ def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list
         task = progress.add_task("starting", total=len(jobs))
         for job in jobs:
             progress.update(task, description=job.label())
-            record = {**base_record(job, campaign_id), **run_one(job, timeout_s, log_dir)}
+            record = {**base_record(job, campaign_id), **(extra or {}), **run_one(job, timeout_s, log_dir)}
             records.append(results_file, record)
             written.append(record)
             if record["status"] != "ok":

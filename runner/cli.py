@@ -9,7 +9,8 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import reference, report, run
+from runner.commands import reference, report, run, study
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -18,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, report, reference):
+    for module in (run, study, report, reference):
         module.add_parser(verbs)
     return parser
 

@@ -20,9 +20,18 @@ class RunConfig:
     seed: int = 1
     target_accept: float = 0.8
     max_treedepth: int = 10
+    # Size entries that override the preset's (the data-size study), e.g. (("N", 30000),).
+    resize: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "resize", tuple((str(k), int(v)) for k, v in self.resize))
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The settings; ``resize`` only when used, so hashes of preset-size runs stay what they were."""
+        settings = asdict(self)
+        if not self.resize:
+            del settings["resize"]
+        return settings
 
     def hash(self) -> str:
         """Identifies the settings (not the repeat): equal hashes mean comparable runs."""
@@ -69,7 +78,9 @@ class Job:
         return self.placement.device
 
     def label(self) -> str:
-        return f"{self.model_id} · {self.engine}-{self.device} · repeat {self.repeat + 1}"
+        resized = "".join(f" {name}={value}" for name, value in self.config.resize)
+        return (f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains · "
+                f"repeat {self.repeat + 1}")
 
     def key(self) -> tuple:
         """What makes two runs the same measurement (for --resume)."""

@@ -90,6 +90,12 @@ def provenance() -> dict:
     }
 
 
+def measurement(study: str, fields: dict) -> dict:
+    """A study measurement that is not a sampler run, with the same provenance as a run record."""
+    return {"schema_version": SCHEMA_VERSION, "kind": "measurement", "study": study, "created": now(),
+            "provenance": provenance(), **fields}
+
+
 def append(path: Path, record: dict) -> None:
     """Append one record as a JSON line, durable before returning."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,8 +106,11 @@ def append(path: Path, record: dict) -> None:
         os.fsync(handle.fileno())
 
 
-def read(path: Path) -> list[dict]:
-    """Records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path)."""
+def read(path: Path, kind: str = "run") -> list[dict]:
+    """Records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path).
+
+    ``kind`` "run" gives sampler runs; "measurement" gives the studies' other measurements (RWMH, sharded
+    gradients), which carry ``"kind": "measurement"``."""
     path = Path(path)
     if path.is_dir():
         files = sorted(path.rglob("*.jsonl"))
@@ -125,8 +134,9 @@ def read(path: Path) -> list[dict]:
             elif record["schema_version"] != SCHEMA_VERSION:
                 foreign.setdefault(repr(record["schema_version"]), number)
             else:
-                records.append({**ADDED_FIELDS, **record})
                 kept += 1
+                if record.get("kind", "run") == kind:
+                    records.append({**ADDED_FIELDS, **record} if kind == "run" else record)
         if not kept and foreign:
             version, number = next(iter(foreign.items()))
             raise RecordsError(f"{file}:{number}: schema_version {version}, this stanjax reads {SCHEMA_VERSION}")

@@ -38,7 +38,7 @@ def _planted_fault(engine: str) -> None:
 def run_job(job: Job) -> dict:
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
-    data = spec.data(job.config.size, job.config.data_seed())
+    data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
     engine = get_engine(job.engine)
     handle = engine.compile(spec)
     seed = job.config.sampler_seed(job.repeat)
@@ -54,7 +54,7 @@ def run_job(job: Job) -> dict:
     gates = validity.evaluate(metrics, job.config.chains * job.config.draws,
                               references.load(spec.id, job.config.size), data_hash)
     return {
-        "sizes": spec.size_kwargs(job.config.size),
+        "sizes": spec.size_kwargs(job.config.size, job.config.resize),
         "data_hash": data_hash,
         "sampler_seed": seed,
         "engine_info": result.info,
