@@ -75,11 +75,14 @@ def test_a_crashing_engine_leaves_the_other_engines_records_intact(tmp_path):
 
 def test_ctrl_c_stops_cleanly_and_keeps_finished_records(tmp_path):
     out = tmp_path / "results"
-    proc = start_and_wait_for_a_record(three_repeats(out), out, stdout=subprocess.PIPE)
+    # 20 repeats: a warm eight-schools run takes ~1 s, so 3 could all finish before the signal lands
+    args = three_repeats(out)
+    args[args.index("--repeats") + 1] = "20"
+    proc = start_and_wait_for_a_record(args, out, stdout=subprocess.PIPE)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends to the foreground group
     stdout, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130
     finished = len(records.read(out))
-    assert f"interrupted: {finished} of 3 runs finished and recorded" in stdout
+    assert f"interrupted: {finished} of 20 runs finished and recorded" in stdout
     time.sleep(1)
     assert subprocess.run(["pgrep", "-f", "runner[.]worker"], capture_output=True).returncode == 1  # no worker left
