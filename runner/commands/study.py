@@ -7,8 +7,8 @@ from pathlib import Path
 from models import UsageError
 from runner import records, studies
 from runner.campaign import run_campaign
-from runner.commands.run import check_gpu_visible
-from runner.config import Job, Placement, RunConfig
+from runner.commands.run import check_gpu_visible, placement
+from runner.config import Job, RunConfig
 
 STUDY_NAMES = ("data-size", "chains", "devices")
 SCALES = ("tiny", "cpu", "gpu")
@@ -35,13 +35,6 @@ def add_parser(verbs) -> None:
     parser.set_defaults(handler=main)
 
 
-def _placement(engine: str, device: str) -> Placement:
-    if engine == "stan":
-        return Placement("cpu", "float64", "parallel")
-    precision = "float64" if device == "cpu" else "float32"
-    return Placement(device, precision, "parallel" if engine == "numpyro" and device == "cpu" else "vectorized")
-
-
 def data_size_jobs(scale: str, device: str) -> list[Job]:
     engines = ("stan", "numpyro") + (("blackjax_nuts",) if device == "gpu" else ())
     warmup, draws = ITERATIONS[scale]
@@ -50,16 +43,16 @@ def data_size_jobs(scale: str, device: str) -> list[Job]:
         size = studies.DATA_SIZE_TINY_PRESET if scale == "tiny" else preset
         for n in grids[scale]:
             config = RunConfig(size=size, warmup=warmup, draws=draws, resize=((entry, n),))
-            jobs += [Job(model_id, engine, config, 0, _placement(engine, device)) for engine in engines]
+            jobs += [Job(model_id, engine, config, 0, placement(engine, device, False, None, config.chains))
+                     for engine in engines]
     return jobs
 
 
 def chains_jobs(scale: str, device: str) -> list[Job]:
     warmup, draws = ITERATIONS[scale]
     size = "tiny" if scale == "tiny" else "small"
-    precision = "float64" if device == "cpu" else "float32"
     return [Job(studies.LOGISTIC, engine, RunConfig(size=size, chains=chains, warmup=warmup, draws=draws), 0,
-                Placement(device, precision, "vectorized"))
+                placement(engine, device, False, "vectorized", chains))
             for chains in studies.CHAINS[scale] for engine in studies.CHAINS_ENGINES]
 
 
