@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test lock clean
+.PHONY: install report test browser results-report docker-test lock clean
 
 install: $(INSTALLED)
 
@@ -22,8 +22,23 @@ report: $(INSTALLED)
 	$(BIN)/stanjax run --suite quick --out $(RESULTS)
 	$(BIN)/stanjax report $(RESULTS) -o $(REPORT)
 
-test: $(INSTALLED)
+test: $(INSTALLED) browser
 	$(BIN)/python -m pytest
+
+# The report's browser test needs Debian's Chromium and its WebDriver; installed when missing (as root), else
+# that test is skipped with the reason (CI sets STANJAX_REQUIRE_BROWSER=1, which makes a missing browser fail).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { test "$$(id -u)" = 0 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null; } || echo "make: no chromium/chromedriver: the browser test will skip" >&2
+
+# Regenerate the committed rendering of results/ (results/report/index.html + README.md) from its records.
+results-report: $(INSTALLED)
+	$(BIN)/stanjax report results -o results/report
+
+# Build the CPU Docker image and run the tiny suite in it (not part of `make test`: minutes, needs docker).
+docker-test:
+	docker/test.sh
 
 # Regenerate requirements.lock from pyproject.toml (needs PyPI); uv runs from its own throwaway venv.
 lock:

@@ -1,38 +1,23 @@
-"""Turn result records into ``index.html`` (self-contained), ``runs.csv`` and ``summary.json``."""
+"""Turn result records into one self-contained ``index.html``, a Markdown summary (``README.md``), and the
+raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and
+``records.json`` (every record as read)."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
-from itertools import combinations
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 import jinja2
-import numpy as np
 import pandas as pd
 
-from runner import records, validity
+import models
+from reports import claims, figures, headline, stats
+from runner import records, references, studies, validity
 
 LABELS = {"stan": "Stan", "numpyro": "NumPyro", "blackjax_nuts": "BlackJAX-NUTS", "blackjax_chees": "BlackJAX-ChEES"}
-CLAIM_TOLERANCE = 1.5  # a claimed ratio counts as reproduced when the measured one is within this factor
-
-# The published claims this suite exists to test, with what a record set needs to speak to each.
-CLAIMS = [
-    {"source": "Maskell, StanCon 2024", "claim": "JAX-GPU ≈ 5× Stan-CPU ≈ 20× JAX-CPU (so Stan-CPU ≈ 4× JAX-CPU)",
-     "pair": ("stan-cpu", "numpyro-cpu"), "claimed": 4.0},
-    {"source": "Tran & Hoffman 2018 (Edward2)",
-     "claim": "NUTS on GPU 100× over Stan, 37× over PyMC3 (covertype logistic regression)", "needs": "gpu"},
-    {"source": "Ingram 2021", "claim": "GPU overtakes CPU above ~50k matches (hierarchical Bradley–Terry)",
-     "needs": "gpu"},
-    {"source": "rlouf 2020", "claim": "1e9 random-walk Metropolis samples in 25 s on CPU with vectorised chains "
-     "(the PRNG key was later found never advanced)", "needs": "rwmh"},
-    {"source": "TFP on JAX", "claim": "data sharded over 8 devices for logistic regression and matrix factorisation",
-     "needs": "devices"},
-    {"source": "Carpenter", "claim": "hierarchical IRT-2PL with ~1000 parameters", "needs": "irt"},
-]
-NEEDS = {"gpu": "no GPU run in these records", "rwmh": "no random-walk Metropolis study in these records",
-         "devices": "no multi-device study in these records", "irt": "no IRT-2PL model in these records"}
+PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 
 
 def engine_label(engine: str, device: str, precision: str = "float64") -> str:
@@ -40,15 +25,27 @@ def engine_label(engine: str, device: str, precision: str = "float64") -> str:
     return f"{LABELS.get(engine, engine)}-{device.upper()}" + ("-f32" if precision == "float32" else "")
 
 
+def data_rows(model_id: str, size: str, resize) -> int | None:
+    """The N a data-size study grows (rows of logistic regression, matches of Bradley–Terry), else None."""
+    spec = models.registry().get(model_id)
+    if spec is None or model_id not in studies.DATA_SIZE or size not in spec.sizes:
+        return None
+    return spec.size_kwargs(size, resize)[studies.DATA_SIZE[model_id][1]]
+
+
 def tidy(all_records: list[dict]) -> pd.DataFrame:
     """One row per record: identity, status, timings and metrics."""
     rows = []
     for r in all_records:
-        metrics, timings = r.get("metrics") or {}, r.get("timings") or {}
+        metrics, timings, config = r.get("metrics") or {}, r.get("timings") or {}, r.get("config") or {}
         rows.append({
-            "model_id": r["model_id"], "engine": r["engine"], "device": r["device"],
-            "label": engine_label(r["engine"], r["device"], r["precision"]), "size": r["size"], "repeat": r["repeat"],
-            "config_hash": r["config_hash"], "campaign_id": r["campaign_id"], "status": r["status"],
+            "machine": records.machine_slug(r["provenance"]["machine"]),
+            "model_id": r["model_id"], "engine": r["engine"], "device": r["device"], "precision": r["precision"],
+            "chain_method": r["chain_method"], "label": engine_label(r["engine"], r["device"], r["precision"]),
+            "size": r["size"], "repeat": r["repeat"], "study": r.get("study") or "",
+            "chains": config.get("chains"), "draws": config.get("draws"),
+            "n_rows": data_rows(r["model_id"], r["size"], config.get("resize", ())),
+            "config_hash": r["config_hash"], "data_hash": r.get("data_hash") or "", "campaign_id": r["campaign_id"], "status": r["status"],
             "valid": r["valid"], "failed_gates": ", ".join(r["failed_gates"]),
             "reference_max_z": ((r.get("gates") or {}).get("reference") or {}).get("max_z"),
             "created": r["created"],
@@ -57,26 +54,28 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
             "warmup_s": timings.get("warmup_s"), "sampling_s": timings.get("sampling_s"),
             "run_s": timings.get("run_s"),
             "min_ess_bulk": metrics.get("min_ess_bulk"), "min_ess_tail": metrics.get("min_ess_tail"),
-            "ess_per_s": metrics.get("ess_per_s"), "ess_per_s_cold": metrics.get("ess_per_s_cold"),
+            "ess_per_s": metrics.get("ess_per_s"),
             "ms_per_gradient": metrics.get("ms_per_gradient"),
             "ess_per_1000_gradients": metrics.get("ess_per_1000_gradients"),
+            "n_parameters": metrics.get("n_parameters"),
             "max_rhat": metrics.get("max_rhat"), "divergences": metrics.get("divergences"),
             "error": r.get("error", ""), "run_id": r["run_id"],
         })
-    return pd.DataFrame(rows)
+    runs = pd.DataFrame(rows)
+    # Cold ESS/s charges every valid repeat its group's largest compile time (the uncached build), since a
+    # later repeat's compile may have come from a cache; a group compiled from a cache every time has none.
+    ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
+    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
+    runs["ess_per_s_cold"] = runs.min_ess_bulk / (runs.run_s + cold_compile)
+    return runs
 
 
-KEYS = ["model_id", "size", "config_hash", "engine", "device", "label"]
+KEYS = ["machine", "study", "model_id", "size", "config_hash", "data_hash", "engine", "device", "label"]
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Median over the valid repeats per (model, size, config, engine, device), and the count of invalid runs.
-
-    Cold ESS/s charges every repeat the group's largest compile time (the uncached build), since a later
-    repeat's compile may have come from a cache."""
-    ok = runs[runs.valid].copy()
-    ok["cold_compile_s"] = ok.groupby(KEYS).compile_s.transform("max")
-    ok["ess_per_s_cold"] = ok.min_ess_bulk / (ok.run_s + ok.cold_compile_s)
+    """Median over the valid repeats per (machine, model, size, config, engine label), and the invalid count."""
+    ok = runs[runs.valid]
     summary = ok.groupby(KEYS, sort=True).agg(
         repeats=("repeat", "count"), ess_per_s=("ess_per_s", "median"), ess_per_s_cold=("ess_per_s_cold", "median"),
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
@@ -91,130 +90,86 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def ratios(runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
-    """For every pair of engines on the same model, size and config: ratio of median ESS/s, faster over slower,
-    with the range of the per-repeat ratios (repeat i of a campaign against repeat i of the same campaign).
-    Valid runs only."""
-    ok = runs[runs.valid]
-    out = []
-    valid_groups = summary[summary.repeats > 0]
-    for (model_id, size, config_hash), group in valid_groups.groupby(["model_id", "size", "config_hash"], sort=True):
-        for (_, a), (_, b) in combinations(group.iterrows(), 2):
-            if b.ess_per_s > a.ess_per_s:
-                a, b = b, a
-            paired = ok[(ok.model_id == model_id) & (ok.config_hash == config_hash)].pivot_table(
-                index=["campaign_id", "repeat"], columns="label", values="ess_per_s")[[a.label, b.label]].dropna()
-            per_repeat = (paired[a.label] / paired[b.label]).to_numpy()
-            out.append({
-                "model_id": model_id, "size": size, "faster": a.label, "slower": b.label,
-                "ratio": a.ess_per_s / b.ess_per_s, "ratio_cold": a.ess_per_s_cold / b.ess_per_s_cold,
-                "cold_unknown": [x.label for x in (a, b) if x.compile_always_cached],
-                "low": float(per_repeat.min()) if len(per_repeat) else math.nan,
-                "high": float(per_repeat.max()) if len(per_repeat) else math.nan,
-                "repeats": int(min(a.repeats, b.repeats)), "invalid": int(a.invalid + b.invalid),
-            })
-    return out
+def parameter_rows(model_records: list[dict]) -> tuple[list[str], list[dict], str]:
+    """Posterior means per engine label (median over valid runs) against the reference, in reference sd.
 
-
-RLOUF_DRAWS, RLOUF_SECONDS = 1e9, 25.0
-
-
-def rwmh_claim(measurements: list[dict]) -> tuple[str, str]:
-    """rlouf 2020 against the fastest JAX random-walk Metropolis measured (draws/s at its best chain count)."""
-    best = {}
-    for backend in ("jax", "numpy"):
-        rows = [m for m in measurements if m.get("measure") == "rwmh" and m["backend"] == backend]
-        if rows:
-            best[backend] = max(rows, key=lambda m: m["draws_per_s"])
-    if "jax" not in best:
-        return NEEDS["rwmh"], "not measured here"
-    jax_best = best["jax"]
-    seconds = RLOUF_DRAWS / jax_best["draws_per_s"]
-    measured = (f"JAX: {jax_best['draws_per_s']:.3g} draws/s at {jax_best['chains']} chains "
-                f"({jax_best['provenance']['machine']['cpu']}, {jax_best['provenance']['machine']['cores']} cores), "
-                f"so 1e9 draws would take {seconds:.3g} s")
-    if "numpy" in best:
-        measured += f"; NumPy: {best['numpy']['draws_per_s']:.3g} draws/s at {best['numpy']['chains']} chains"
-    within = seconds <= RLOUF_SECONDS * CLAIM_TOLERANCE
-    verdict = ("reproduced" if within else "not reproduced") + " on this machine at these chain counts (test: 1e9 " \
-        f"draws within {RLOUF_SECONDS * CLAIM_TOLERANCE:g} s; every step uses a fresh PRNG key)"
-    return measured, verdict
-
-
-def devices_claim(measurements: list[dict]) -> tuple[str, str]:
-    """TFP's sharded log density: ms per gradient on 1 device vs the most devices measured, per model."""
-    rows = [m for m in measurements if m.get("measure") == "sharded_gradient"]
-    if not rows:
-        return NEEDS["devices"], "not measured here"
-    parts = []
-    for model_id in sorted({m["model_id"] for m in rows}):
-        by_n = {m["devices"]: m["ms_per_gradient"] for m in rows if m["model_id"] == model_id}
-        most = max(by_n)
-        parts.append(f"{model_id}: {by_n[min(by_n)]:.3g} ms per gradient on {min(by_n)} device(s), "
-                     f"{by_n[most]:.3g} ms on {most} ({by_n[min(by_n)] / by_n[most]:.2g}× speed-up)")
-    backend = rows[0]["backend"]
-    return "; ".join(parts), f"sharded log density measured on {backend} devices (equality with one device is " \
-        "tested in tests/test_sharding.py)"
-
-
-def claim_rows(runs: pd.DataFrame, summary: pd.DataFrame, measurements: list[dict] = ()) -> list[dict]:
-    """Each seed claim with what these records measured, or why they cannot speak to it."""
+    Returns the labels, the rows of the parameters furthest from the reference, and where the reference came
+    from (or why there is none)."""
+    first = model_records[0]
+    ref = references.load(first["model_id"], first["size"])
+    resized = bool((first.get("config") or {}).get("resize"))
+    if ref is None or resized or ref["header"]["data_hash"] != first["data_hash"]:
+        return [], [], "no reference posterior for this model, size and data"
+    means: dict[str, dict[str, list[float]]] = {}
+    for r in model_records:
+        if r["valid"] and r.get("metrics"):
+            label = engine_label(r["engine"], r["device"], r["precision"])
+            for name, value in r["metrics"]["posterior_mean"].items():
+                means.setdefault(name, {}).setdefault(label, []).append(value)
+    labels = sorted({label for per in means.values() for label in per})
     rows = []
-    for claim in CLAIMS:
-        row = {"source": claim["source"], "claim": claim["claim"], "measured": "", "verdict": "not measured here"}
-        if claim.get("needs") == "rwmh":
-            row["measured"], row["verdict"] = rwmh_claim(list(measurements))
-        elif claim.get("needs") == "devices":
-            row["measured"], row["verdict"] = devices_claim(list(measurements))
-        elif "pair" in claim:
-            first, second = claim["pair"]
-            per_model = []
-            for _, group in summary[summary.repeats > 0].groupby(["model_id", "size", "config_hash"]):
-                by_key = {f"{g.engine}-{g.device}": g.ess_per_s for g in group.itertuples()}
-                if first in by_key and second in by_key:
-                    per_model.append(by_key[first] / by_key[second])
-            if per_model:
-                geo = float(np.exp(np.mean(np.log(per_model))))
-                row["measured"] = (f"Stan-CPU ÷ NumPyro-CPU in ESS/s: claimed {claim['claimed']:g}×, measured "
-                                   f"{geo:.2g}× (geometric mean over {len(per_model)} model(s), range "
-                                   f"{min(per_model):.2g}–{max(per_model):.2g}×)")
-                within = 1 / CLAIM_TOLERANCE <= geo / claim["claimed"] <= CLAIM_TOLERANCE
-                row["verdict"] = (("reproduced" if within else "not reproduced") + " on this machine at these sizes "
-                                  f"(test: measured within a factor {CLAIM_TOLERANCE:g} of the claim)")
-            else:
-                row["measured"] = "no valid Stan-CPU and NumPyro-CPU pair in these records"
-        else:
-            row["measured"] = NEEDS[claim["needs"]]
-        rows.append(row)
-    return rows
+    for name, per_label in means.items():
+        reference = ref["parameters"].get(name)
+        if reference is None:
+            continue
+        cells = {label: float(pd.Series(values).median()) for label, values in per_label.items()}
+        z = {label: (cells[label] - reference["mean"]) / reference["sd"] for label in cells}
+        rows.append({"name": name, "ref_mean": reference["mean"], "ref_sd": reference["sd"], "means": cells,
+                     "z": z, "worst": max(abs(v) for v in z.values())})
+    rows.sort(key=lambda row: -row["worst"])
+    return labels, rows, f"references/{first['model_id']}.{first['size']}.json ({ref['header']['command']})"
 
 
-def bar_chart_svg(summary: pd.DataFrame) -> str:
-    """ESS/s per model and engine (log scale), as inline SVG."""
-    import matplotlib
+def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
+    """Per model: its summary rows, every run, the parameter agreement table and both programs' source."""
+    sections = []
+    campaign = runs[runs.study == ""]
+    registry = models.registry()
+    for model_id, model_runs in campaign.groupby("model_id", sort=True):
+        spec = registry.get(model_id)
+        by_size = []
+        for size in sorted(model_runs["size"].unique()):
+            group = [r for r in all_records if r["model_id"] == model_id and r["size"] == size and not r.get("study")]
+            labels, rows, source = parameter_rows(group)
+            by_size.append({"size": size, "labels": labels, "rows": rows[:PARAMETERS_SHOWN],
+                            "more": max(len(rows) - PARAMETERS_SHOWN, 0), "source": source})
+        sections.append({
+            "model_id": model_id, "summary": summary[(summary.model_id == model_id) & (summary.study == "")],
+            "runs": model_runs, "parameters": by_size,
+            "description": spec.description if spec else "",
+            "stan_source": spec.stan_file.read_text() if spec else "",
+            "jax_source": spec.jax_file.read_text() if spec else "",
+            "stan_file": spec.stan_file.name if spec else "", "jax_file": spec.jax_file.name if spec else "",
+        })
+    return sections
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    pivot = summary[summary.repeats > 0].pivot_table(index="model_id", columns="label", values="ess_per_s")
-    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.7 * len(pivot)))
-    height = 0.8 / max(len(pivot.columns), 1)
-    positions = np.arange(len(pivot))
-    for i, label in enumerate(pivot.columns):
-        values = pivot[label].to_numpy()
-        ax.barh(positions + i * height, values, height=height, label=label)
-    ax.set_yticks(positions + height * (len(pivot.columns) - 1) / 2, pivot.index)
-    ax.set_xscale("log")
-    ax.set_xlabel("ESS/s (min bulk ESS ÷ warmup+sampling wall s; median over repeats)")
-    ax.invert_yaxis()
-    ax.legend(loc="lower right", fontsize="small")
-    ax.grid(axis="x", which="both", alpha=0.3)
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
-    plt.close(fig)
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]
+def study_figures(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
+    """The scaling plots for each study present in the records."""
+    out = []
+    sized = runs[(runs.study == "data-size") & runs.valid]
+    for (machine, model_id), group in sized.groupby(["machine", "model_id"], sort=True):
+        spec = models.registry().get(model_id)
+        features = spec.size_kwargs(group["size"].iloc[0]).get("D") if spec else None
+        gpus = group.gpus.iloc[0]
+        found = claims.crossovers(runs, model_id)
+        out.append({"title": f"Data size: {model_id} on {machine}",
+                    "svg": figures.data_size_svg(group, features + 1 if features else None, gpus),
+                    "notes": [f"{c['label']} vs Stan-CPU: {c['text']}" for c in found if c["machine"] == machine]
+                    + ([] if figures.bandwidth(gpus) else ["no memory-bandwidth roofline: the device's bandwidth "
+                                                            "is not known (CPU, or a GPU not in the table)"])})
+    chains = runs[(runs.study == "chains") & runs.valid]
+    rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
+    if len(chains) or rwmh:
+        out.append({"title": "Chains: draws/s and ESS/s against the number of chains", "notes": [],
+                    "svg": figures.chains_svg(chains, rwmh)})
+    sharded = [m for m in measurements if m.get("measure") == "sharded_gradient"]
+    if sharded:
+        out.append({"title": "Devices: sharded log density + gradient", "svg": figures.devices_svg(sharded),
+                    "notes": [f"{model_id}, ms per gradient on 1, 2, ... {sharded[0]['backend']} devices: " + ", ".join(
+                        f"{m['devices']}: {m['ms_per_gradient']:.3g}" for m in sharded if m["model_id"] == model_id)
+                        for model_id in sorted({m["model_id"] for m in sharded})]})
+    return out
 
 
 def provenance_rows(all_records: list[dict]) -> dict:
@@ -225,7 +180,8 @@ def provenance_rows(all_records: list[dict]) -> dict:
     prov = [r["provenance"] for r in all_records]
     stan_info = [r["engine_info"] for r in all_records if r.get("engine") == "stan" and r.get("engine_info")]
     return {
-        "machines": [json.loads(v) for v in distinct(p["machine"] for p in prov)],
+        "machines": [{**json.loads(v), "slug": records.machine_slug(json.loads(v))}
+                     for v in distinct(p["machine"] for p in prov)],
         "versions": [json.loads(v) for v in distinct(p["versions"] for p in prov)],
         "commits": distinct(f"{p['git_commit']}{' (dirty)' if p['git_dirty'] else ''}" for p in prov),
         "commands": distinct(p["command"] for p in prov),
@@ -240,27 +196,53 @@ def fmt(value, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def build(results: Path, out_dir: Path) -> Path:
-    """Read records from ``results`` (file or folder) and write the report into ``out_dir``."""
+def environment(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"), autoescape=autoescape,
+                             undefined=jinja2.StrictUndefined, trim_blocks=not autoescape,
+                             lstrip_blocks=not autoescape)
+    env.filters["fmt"] = fmt
+    env.filters["times"] = headline.times
+    return env
+
+
+def history_figures(history: list[dict]) -> list[dict]:
+    """Per model and size: median ESS/s and ms per gradient of each engine label, campaign after campaign."""
+    frame = tidy(history)
+    frame = frame[frame.valid & (frame.study == "")]
+    return [{"title": f"{model_id} ({size})", "svg": figures.history_svg(group)}
+            for (model_id, size), group in frame.groupby(["model_id", "size"], sort=True)]
+
+
+def build(results: Path, out_dir: Path, nightly: dict | None = None, history: list[dict] | None = None) -> Path:
+    """Read records from ``results`` (file or folder) and write the report into ``out_dir``; ``nightly`` (a
+    ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section."""
     all_records = records.read(results)
     measurements = records.read(results, kind="measurement")
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
     runs = tidy(all_records)
+    runs["gpus"] = [r["provenance"]["machine"].get("gpu") or [] for r in all_records]
     summary = summarise(runs)
-    ratio_rows = ratios(runs, summary)
+    comparisons = headline.comparisons(runs)
+    context = {
+        "summary": summary, "runs": runs, "comparisons": comparisons,
+        "claims": claims.claim_rows(runs, comparisons, measurements), "tolerance": claims.TOLERANCE,
+        "provenance": provenance_rows(all_records), "failed": runs[runs.status != "ok"], "gates": validity,
+        "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
+    }
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs.to_csv(out_dir / "runs.csv", index=False)
+    runs.drop(columns="gpus").to_csv(out_dir / "runs.csv", index=False)
+    (out_dir / "records.json").write_text(json.dumps(all_records + measurements, indent=1, default=str))
     (out_dir / "summary.json").write_text(json.dumps(
-        {"summary": summary.to_dict(orient="records"), "ratios": ratio_rows}, indent=1, default=str))
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"),
-                             autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined)
-    env.filters["fmt"] = fmt
-    html = env.get_template("report.html").render(
-        summary=summary, runs=runs, ratios=ratio_rows, claims=claim_rows(runs, summary, measurements),
-        chart=bar_chart_svg(summary) if len(summary) else "", provenance=provenance_rows(all_records),
-        failed=runs[runs.status != "ok"], gates=validity,
-        generated=records.now())
+        {"summary": summary.to_dict(orient="records"), "headline": comparisons}, indent=1,
+        default=lambda o: asdict(o) if is_dataclass(o) else str(o)))
+    (out_dir / "README.md").write_text(environment(False).get_template("summary.md").render(**context),
+                                       encoding="utf-8")
+    html = environment(True).get_template("report.html").render(
+        **context, forests=[figures.forest_svg(c) for c in comparisons],
+        chart=figures.bar_chart_svg(summary[summary.study == ""]) if (summary.study == "").any() else "",
+        models=model_sections(all_records, runs, summary), studies=study_figures(runs, measurements),
+        nightly=nightly, history=history_figures(history) if history else [])
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")
     return index

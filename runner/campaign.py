@@ -26,6 +26,7 @@ WORKER_PYTHON = str(Path(sys.prefix) / "bin" / "python")
 def base_record(job: Job, campaign_id: str) -> dict:
     return {
         "schema_version": records.SCHEMA_VERSION,
+        "kind": "run",
         "run_id": uuid.uuid4().hex,
         "campaign_id": campaign_id,
         "created": records.now(),

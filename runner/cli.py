@@ -1,6 +1,7 @@
 """``stanjax``: paired Stan and NumPyro/JAX benchmarks.
 
-Exit codes: 0 done, 1 a run failed, 2 bad input (one line on stderr naming what is wrong).
+Exit codes: 0 done, 1 a run failed (or, for compare and nightly, something regressed), 2 bad input (one line
+on stderr naming what is wrong).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import reference, report, run, study
+from runner.commands import compare, compile, history, nightly, reference, report, run, study
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, study, report, reference):
+    for module in (run, study, report, compare, nightly, history, reference, compile):
         module.add_parser(verbs)
     return parser
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import warnings
@@ -20,10 +21,34 @@ from pathlib import Path
 
 from models import ROOT, UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESULTS_FILE = "results.jsonl"
-# Fields added to schema 1 after its first records, with the value every earlier record had.
-ADDED_FIELDS = {"precision": "float64", "chain_method": "parallel"}
+
+
+def _v1_to_v2(record: dict) -> dict:
+    """Schema 2 names every record's kind and every run's precision and chain method; schema 1 records
+    without them were float64 runs with parallel chains (the only kind before the GPU work)."""
+    record = {"kind": "run", **record, "schema_version": 2}
+    if record["kind"] == "run":
+        record = {"precision": "float64", "chain_method": "parallel", **record}
+    return record
+
+
+# Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
+# never rewritten (history is append-only); records are upgraded as they are read.
+MIGRATIONS = {1: _v1_to_v2}
+
+
+def migrate(record: dict) -> dict:
+    """The record in the current schema, or RecordsError for a version this stanjax cannot read."""
+    version = record["schema_version"]
+    while version != SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise RecordsError(f"schema_version {version!r}, this stanjax reads {SCHEMA_VERSION} "
+                               f"(and upgrades {', '.join(map(str, MIGRATIONS))})")
+        record = MIGRATIONS[version](record)
+        version = record["schema_version"]
+    return record
 PACKAGES = ("jax", "jaxlib", "numpyro", "blackjax", "optax", "pystan", "httpstan", "cmdstanpy", "arviz",
             "arviz-stats", "numpy")
 
@@ -70,6 +95,15 @@ def machine() -> dict:
     }
 
 
+def machine_slug(machine: dict) -> str:
+    """A short, stable name for a machine: its GPU (else CPU) model and its cores, e.g. "xeon-2core",
+    "h100-80gb-hbm3-16core". Folders of results/ and the report's pairings use it."""
+    name = (machine.get("gpu") or [machine.get("cpu") or ""])[0].split(",")[0].lower()
+    name = re.sub(r"\((r|tm)\)|\b(cpu|processor|nvidia|intel|amd|genuine)\b|@.*", " ", name)
+    slug = "-".join(re.findall(r"[a-z0-9]+", name))[:32].strip("-") or "cpu"
+    return f"{slug}-{machine.get('cores')}core"
+
+
 @cache
 def provenance() -> dict:
     """Versions, machine and git state, shared by every record of a campaign."""
@@ -81,6 +115,8 @@ def provenance() -> dict:
             versions[package] = None
     commit = _run(["git", "rev-parse", "HEAD"])
     dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    if commit is None and os.environ.get("STANJAX_GIT_COMMIT"):  # a Docker image: no .git, the commit built in
+        commit, dirty = os.environ["STANJAX_GIT_COMMIT"], os.environ.get("STANJAX_GIT_DIRTY", "")
     return {
         "machine": machine(),
         "versions": versions,
@@ -131,15 +167,18 @@ def read(path: Path, kind: str = "run") -> list[dict]:
                 record = None
             if not isinstance(record, dict) or "schema_version" not in record:
                 skipped.append(number)
-            elif record["schema_version"] != SCHEMA_VERSION:
-                foreign.setdefault(repr(record["schema_version"]), number)
-            else:
-                kept += 1
-                if record.get("kind", "run") == kind:
-                    records.append({**ADDED_FIELDS, **record} if kind == "run" else record)
+                continue
+            try:
+                record = migrate(record)
+            except RecordsError as err:
+                foreign.setdefault(repr(record["schema_version"]), (number, err))
+                continue
+            kept += 1
+            if record.get("kind", "run") == kind:
+                records.append(record)
         if not kept and foreign:
-            version, number = next(iter(foreign.items()))
-            raise RecordsError(f"{file}:{number}: schema_version {version}, this stanjax reads {SCHEMA_VERSION}")
+            number, err = next(iter(foreign.values()))
+            raise RecordsError(f"{file}:{number}: {err}")
         if not kept and skipped:
             raise RecordsError(f"{file}: no readable record ({len(skipped)} unreadable line(s))")
         if skipped or foreign:

@@ -13,6 +13,9 @@ SUITES = {
     # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 3 repeats.
     "full": {"models": "all", "engines": CPU_PAIR, "sizes": ["default"],
              "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
+    # `stanjax nightly`: the quick suite with 5 repeats, enough for a Mann–Whitney test to reach p < 0.05.
+    "nightly": {"models": QUICK_MODELS, "engines": CPU_PAIR, "sizes": ["small"],
+                "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
     # Smoke test used by the test suite: tiny data, one repeat, enough draws for R-hat <= 1.01 most of the time.
     "tiny": {"models": "all", "engines": CPU_PAIR, "sizes": ["tiny"],
              "chains": 4, "warmup": 500, "draws": 1000, "repeats": 1},

@@ -17,7 +17,7 @@ from runner.cli import main
     (["run", "--models", "nope"], "unknown model 'nope' (choose from: covtype_synth-logistic_regression, "),
     (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)"),
     (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
-    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, tiny, gpu)"),
+    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),
     (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
     (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
     (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),

@@ -80,3 +80,9 @@ def test_report_renders_from_the_campaign(tiny_campaign):
     for model_id in models.registry():
         assert model_id in html
     assert "× Stan-CPU" in html or "× NumPyro-CPU" in html
+
+
+def test_compile_verb_finds_the_programs_the_campaign_built(tiny_campaign, capsys):
+    model_id = "eight_schools-eight_schools_noncentered"
+    assert main(["compile", "--models", model_id]) == 0
+    assert capsys.readouterr().out.strip() == f"{model_id}: cached"

@@ -21,8 +21,11 @@ def three_repeats(out):
 
 def start_and_wait_for_a_record(args, out, stdout):
     """Start a campaign in its own process group; return once its first record is on disk."""
+    # SIGINT back to its default in the child: a shell's background job (`make test &`) ignores it, and Python
+    # installs its KeyboardInterrupt handler only when SIGINT is not ignored at start-up.
     proc = subprocess.Popen([sys.executable, "-m", "runner.cli", *args], cwd=ROOT, start_new_session=True,
-                            stdout=stdout, stderr=subprocess.DEVNULL, text=True)
+                            stdout=stdout, stderr=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = out / records.RESULTS_FILE
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):

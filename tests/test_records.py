@@ -83,3 +83,30 @@ def test_provenance_names_machine_versions_and_commit():
     assert {"jax", "numpyro", "pystan", "httpstan", "arviz", "python"} <= set(prov["versions"])
     assert prov["versions"]["numpyro"] is not None
     assert "git_commit" in prov and "command" in prov
+
+
+def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
+    h100 = {"cpu": "AMD EPYC 7B13 64-Core Processor", "cores": 16,
+            "gpu": ["NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"]}
+    assert records.machine_slug(h100) == "h100-80gb-hbm3-16core"
+    assert records.machine_slug({"cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "gpu": []}) == "xeon-2core"
+    assert records.machine_slug({"cpu": "", "cores": 4, "gpu": []}) == "cpu-4core"
+
+
+def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_path):
+    path = tmp_path / "results.jsonl"
+    run = {"schema_version": 1, "model_id": "m", "device": "cpu"}
+    measurement = {"schema_version": 1, "kind": "measurement", "measure": "rwmh"}
+    text = json.dumps(run) + "\n" + json.dumps(measurement) + "\n"
+    path.write_text(text)
+    [upgraded] = records.read(path)
+    assert upgraded == {**run, "schema_version": records.SCHEMA_VERSION, "kind": "run", "precision": "float64",
+                        "chain_method": "parallel"}
+    [kept] = records.read(path, kind="measurement")
+    assert "precision" not in kept and kept["schema_version"] == records.SCHEMA_VERSION
+    assert path.read_text() == text  # append-only history: upgrades happen in memory
+
+
+def test_an_unknown_old_schema_is_refused_with_the_versions_that_can_be_read():
+    with pytest.raises(records.RecordsError, match="upgrades 1"):
+        records.migrate({"schema_version": 0})

@@ -1,22 +1,29 @@
-"""The report, built from committed records of a real run (tests/fixtures/README.md says which)."""
+"""The report, built from committed records of real runs (tests/fixtures/make_fixtures.sh says how they were
+made): self-contained, escaped, every headline number recomputable from the raw records."""
 
 import copy
 import json
 import re
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from reports.build import build
+from reports import stats
+from reports.build import build, engine_label
+from reports.headline import times
 from runner import records
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl"
+FIXTURES = Path(__file__).parent / "fixtures"
+RUNS = FIXTURES / "tiny_repeats2.jsonl"
+STUDIES = FIXTURES / "studies_tiny"
 
 
 @pytest.fixture(scope="module")
 def fixture_records():
-    return records.read(FIXTURE)
+    return records.read(RUNS)
 
 
 def write(tmp_path, recs):
@@ -26,34 +33,84 @@ def write(tmp_path, recs):
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, fixture_records):
+def report(tmp_path_factory):
+    """The report of the tiny suite (2 repeats) and the three tiny studies together."""
+    results = tmp_path_factory.mktemp("results")
+    shutil.copy(RUNS, results / "runs.jsonl")
+    shutil.copytree(STUDIES, results / "studies")
     out = tmp_path_factory.mktemp("report")
-    return build(FIXTURE, out).read_text(), out
+    return build(results, out).read_text(), out
 
 
 def test_report_is_self_contained(report):
     html, out = report
-    assert "<svg" in html  # the chart is inline
-    assert not re.search(r"<script|<link|src=\"http|@import", html)
-    assert (out / "runs.csv").exists() and (out / "summary.json").exists()
+    assert html.count("<svg") >= 5  # forest plot, bar chart, three study figures: all inline
+    assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", html)  # url(#id): an SVG clip path
+    for name in ("runs.csv", "summary.json", "records.json", "README.md"):
+        assert (out / name).exists() and f'href="{name}"' in html
 
 
-def test_every_record_is_in_the_csv(report, fixture_records):
+def test_every_record_is_in_the_csv_and_the_json(report, fixture_records):
     _, out = report
-    assert len(pd.read_csv(out / "runs.csv")) == len(fixture_records)
+    study_runs = records.read(STUDIES)
+    measurements = records.read(STUDIES, kind="measurement")
+    assert len(pd.read_csv(out / "runs.csv")) == len(fixture_records) + len(study_runs)
+    assert len(json.loads((out / "records.json").read_text())) == len(fixture_records) + len(study_runs) + len(
+        measurements)
 
 
-def test_ratio_sentences_use_the_median_over_repeats(report, fixture_records):
+def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | None]:
+    """Warm and cold ESS/s of the valid campaign runs of one model and label, straight from the JSON lines."""
+    rows = [json.loads(line) for line in RUNS.read_text().splitlines()]
+    rows = [r for r in rows if r["valid"] and r["model_id"] == model_id
+            and engine_label(r["engine"], r["device"], r.get("precision", "float64")) == label]
+    warm = [r["metrics"]["ess_per_s"] for r in rows]
+    if all(r["timings"]["compile_cached"] for r in rows):
+        return warm, None
+    compile_s = max(r["timings"]["compile_s"] for r in rows)
+    return warm, [r["metrics"]["min_ess_bulk"] / (r["timings"]["run_s"] + compile_s) for r in rows]
+
+
+def test_every_headline_number_is_recomputed_from_the_records(report):
     html, _ = report
-    label = {"stan": "Stan-CPU", "numpyro": "NumPyro-CPU"}
-    frame = pd.DataFrame([{"model": r["model_id"], "label": label[r["engine"]], "ess_per_s": r["metrics"]["ess_per_s"]}
-                          for r in fixture_records if r["valid"]])
-    medians = frame.groupby(["model", "label"]).ess_per_s.median().unstack()
-    for model_id, row in medians.iterrows():
-        faster, slower = (("Stan-CPU", "NumPyro-CPU") if row["Stan-CPU"] > row["NumPyro-CPU"]
-                          else ("NumPyro-CPU", "Stan-CPU"))
-        sentence = f"{faster} ≈ {row[faster] / row[slower]:.2g}× {slower}</strong>\nin ESS/s on <code>{model_id}</code>"
-        assert sentence in html
+    block = html[html.index('<section id="headline">'):html.index("</section>")]
+    comparisons = re.findall(r'<div class="comparison" data-numerator="([^"]+)" data-denominator="([^"]+)" '
+                             r'data-machine="([^"]+)">(.*?)</div>', block, re.S)
+    assert comparisons
+    checked = 0
+    for numerator, denominator, machine, body in comparisons:
+        numbers = re.findall(r'<data value="([^"]*)" data-model="([^"]*)" data-quantity="([^"]*)">([^<]*)</data>',
+                             body)
+        model_ids = list(dict.fromkeys(m for _, m, _, _ in numbers if m))
+        values = {m: (raw_values(m, numerator), raw_values(m, denominator)) for m in model_ids}
+        warm, warm_geo = stats.ratios_with_geomean([(a[0], b[0]) for a, b in values.values()])
+        cold_models = [m for m in model_ids if values[m][0][1] and values[m][1][1]]
+        cold, cold_geo = (stats.ratios_with_geomean([(values[m][0][1], values[m][1][1]) for m in cold_models])
+                          if cold_models else ([], None))
+        expected = {("", "models"): len(model_ids), ("", "cold_models"): len(cold_models)}
+        for name, per_model, geo, ids in (("warm", warm, warm_geo, model_ids), ("cold", cold, cold_geo, cold_models)):
+            if geo is not None:
+                expected |= {("", name): geo.value, ("", f"{name}_low"): geo.low, ("", f"{name}_high"): geo.high}
+            for model_id, ratio in zip(ids, per_model):
+                expected |= {(model_id, name): ratio.value, (model_id, f"{name}_low"): ratio.low,
+                             (model_id, f"{name}_high"): ratio.high}
+        for model_id in model_ids:
+            assert np.median(values[model_id][0][0]) / np.median(values[model_id][1][0]) == pytest.approx(
+                expected[(model_id, "warm")], rel=1e-12)
+            expected |= {(model_id, "repeats_numerator"): len(values[model_id][0][0]),
+                         (model_id, "repeats_denominator"): len(values[model_id][1][0]), (model_id, "invalid"): 0}
+        for value, model_id, quantity, text in numbers:
+            want = expected[(model_id, quantity)]
+            assert float(value) == pytest.approx(want, rel=1e-12), (model_id, quantity)
+            assert text == (str(want) if isinstance(want, int) else times(want))
+            checked += 1
+        # No other number in the block: strip the checked numbers, figures, labels and names, and no digit is left.
+        rest = re.sub(r"<figure>.*?</figure>|<data[^>]*>[^<]*</data>|<[^>]+>", " ", body, flags=re.S)
+        sizes = re.findall(r'<td class="text">(\w+)</td>', body) + re.findall(r"size (\w+)</span>", body)
+        for name in [numerator, denominator, machine, *model_ids, *sizes, f"{round(stats.LEVEL * 100)} %"]:
+            rest = rest.replace(name, " ")
+        assert not re.search(r"\d", rest), rest
+    assert checked > 20
 
 
 def test_strings_from_records_are_escaped(tmp_path, fixture_records):
@@ -73,13 +130,44 @@ def test_invalid_runs_are_shown_and_left_out_of_ratios(tmp_path, fixture_records
     out = tmp_path / "r"
     html = build(write(tmp_path, recs), out).read_text()
     assert "no: rhat" in html
-    assert "on <code>eight_schools-eight_schools_noncentered</code>" not in html  # no valid Stan run: no ratio
-    assert "on <code>covtype_synth-logistic_regression</code>" in html
+    headline = html[html.index('<section id="headline">'):html.index("</section>")]
+    assert "<code>eight_schools-eight_schools_noncentered</code>" not in headline  # no valid Stan run: no ratio
+    assert "<code>covtype_synth-logistic_regression</code>" in headline
     summary = json.loads((out / "summary.json").read_text())["summary"]
     row = next(s for s in summary if s["model_id"].startswith("eight_schools") and s["engine"] == "stan")
     assert row["invalid"] == len(stan_runs) and row["repeats"] == 0
 
 
-def test_claims_without_gpu_records_say_not_measured(report):
+def test_claims_say_what_was_measured_and_why_not(report):
     html, _ = report
-    assert "Tran &amp; Hoffman 2018" in html and "no GPU run in these records" in html
+    claims = html[html.index('<section id="claims">'):]
+    claims = claims[:claims.index("</section>")]
+    rows = re.findall(r"<tr><td class=\"text\">(.*?)</td>.*?<td class=\"text [^\"]*\">(.*?)</td></tr>", claims, re.S)
+    sources = [source for source, _ in rows]
+    assert sources.count("Maskell, StanCon 2024") == 3
+    assert {"Tran &amp; Hoffman 2018 (Edward2)", "Ingram 2021", "rlouf 2020", "TFP on JAX (seed 002)"} <= set(sources)
+    verdicts = dict(zip(sources, (v for _, v in rows)))
+    assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"] == "not measured here"
+    assert "no GPU run of the data-size study" in claims
+    # The devices study ran on simulated CPU devices: a speed-up there is not evidence either way.
+    assert verdicts["TFP on JAX (seed 002)"].startswith("not measured here: the 4 devices are one CPU split by XLA")
+    # Stan-CPU ÷ NumPyro-CPU is measured on these records: a verdict, never "not measured".
+    maskell = [v for s, v in rows if s == "Maskell, StanCon 2024"]
+    assert maskell[2].startswith(("reproduced", "not reproduced"))
+
+
+def test_studies_are_plotted(report):
+    html, _ = report
+    section = html[html.index('<section id="studies">'):]
+    section = section[:section.index("</section>")]
+    assert "Data size: covtype_synth-logistic_regression" in section
+    assert "Chains: draws/s and ESS/s" in section and "Devices: sharded log density" in section
+    assert section.count("<svg") == len(re.findall(r"<h3>", section))
+
+
+def test_markdown_summary_states_the_headline(report):
+    html, out = report
+    summary = (out / "README.md").read_text()
+    sentence = re.search(r"<strong>(NumPyro-CPU ≈ <data[^>]*>([^<]+)</data>× Stan-CPU)</strong>", html)
+    assert f"**NumPyro-CPU ≈ {sentence.group(2)}× Stan-CPU**" in summary
+    assert "| Maskell, StanCon 2024 |" in summary

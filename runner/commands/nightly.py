@@ -1,0 +1,58 @@
+"""``stanjax nightly``: run the nightly suite into the history store, compare it with this machine's previous
+nightly (or a named baseline), write the report with the comparison and history plots, exit 1 on regression."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from runner import compare, history, records
+from runner.campaign import run_campaign
+from runner.commands import run
+from runner.commands.compare import run_comparison
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser(
+        "nightly", help="run the nightly suite, compare with the previous nightly, report, flag regressions",
+        description="Runs the `nightly` suite into HISTORY/<machine>/nightly-<UTC time>/, compares it with the "
+        "latest earlier nightly of the same machine (or --baseline) as `stanjax compare` does, and writes the "
+        "report (with the comparison and a history plot per model) to that folder's report/. Exit 1 when "
+        "anything regressed or a run failed, 0 otherwise, 2 on bad input.")
+    parser.add_argument("--history", type=Path, default=Path("results"), help="history store (default: %(default)s)")
+    parser.add_argument("--baseline", type=Path, help="records to compare with (default: the previous nightly)")
+    parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs (default: the suite's)")
+    parser.add_argument("--size", help="size preset (default: the suite's; CI uses tiny)")
+    parser.add_argument("--repeats", type=int, help="repeats per (model, engine) (default: the suite's, 5)")
+    parser.add_argument("--threshold", type=float, default=compare.THRESHOLD,
+                        help="relative change that counts (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=compare.ALPHA, help="significance level (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
+    parser.set_defaults(handler=main)
+
+
+def main(args) -> int:
+    from reports.build import build
+
+    jobs = run.plan(argparse.Namespace(suite="nightly", models=args.models, engines=None, size=args.size,
+                                       chains=None, warmup=None, draws=None, repeats=args.repeats, device=None,
+                                       x64=False, chain_method=None, seed=1))
+    if args.baseline is not None and not args.baseline.exists():
+        raise records.RecordsError(f"no results at {args.baseline}")
+    folder = history.new_folder(args.history)
+    written: list[dict] = []
+    try:
+        run_campaign(jobs, folder, args.timeout, written)
+    except KeyboardInterrupt:
+        print(f"interrupted: {len(written)} of {len(jobs)} runs finished and recorded in {folder}")
+        return 130
+    baseline = args.baseline or history.previous(folder)
+    comparison = None
+    if baseline is None:
+        print(f"no baseline: this is the first nightly of {folder.parent.name} in {args.history}")
+    else:
+        comparison = run_comparison(baseline, folder, folder, args.threshold, args.alpha)
+    index = build(folder, folder / "report", nightly=comparison, history=records.read(folder.parent))
+    print(f"report: {index}")
+    failed = [r for r in written if r["status"] != "ok"]
+    return 1 if failed or (comparison and comparison["regressed"]) else 0

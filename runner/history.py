@@ -1,0 +1,37 @@
+"""The history store: ``<history>/<machine>/<run folder>/results.jsonl``, one folder per nightly (or other)
+campaign, never rewritten. Machines are named by ``records.machine_slug``; folders sort by their UTC start."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from runner import records
+
+
+def new_folder(history: Path, prefix: str = "nightly") -> Path:
+    """A fresh folder for this machine's next run, e.g. results/xeon-2core/nightly-20261122T031500Z."""
+    folder = history / records.machine_slug(records.machine()) / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def run_folders(history: Path) -> list[Path]:
+    """Every folder holding a results file, in (machine, name) order."""
+    return sorted({path.parent for path in Path(history).glob(f"*/*/{records.RESULTS_FILE}")})
+
+
+def previous(folder: Path, prefix: str = "nightly") -> Path | None:
+    """The latest earlier ``prefix`` run of the same machine, or None for a machine's first."""
+    earlier = [f for f in run_folders(folder.parent.parent) if f.parent == folder.parent
+               and f.name.startswith(prefix + "-") and f.name < folder.name]
+    return earlier[-1] if earlier else None
+
+
+def summary(folder: Path) -> dict:
+    """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
+    runs = records.read(folder / records.RESULTS_FILE)
+    commits = sorted({(r["provenance"]["git_commit"] or "unknown")[:10] for r in runs})
+    return {"machine": folder.parent.name, "folder": folder.name, "created": min(r["created"] for r in runs),
+            "runs": len(runs), "valid": sum(r["valid"] for r in runs),
+            "models": len({r["model_id"] for r in runs}), "commits": commits}

@@ -1,0 +1,63 @@
+"""Ratio intervals and claim verdicts: the rules the report states, checked on numbers with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from reports import claims, stats
+from reports.stats import Ratio
+
+
+def test_ratio_of_medians_with_an_interval_around_it():
+    [ratio], geo = stats.ratios_with_geomean([([10.0, 11.0, 12.0, 13.0], [2.0, 2.2, 2.4, 2.6])])
+    assert ratio.value == pytest.approx(np.median([10, 11, 12, 13]) / np.median([2, 2.2, 2.4, 2.6]))
+    assert ratio.low < ratio.value < ratio.high
+    assert (geo.value, geo.low, geo.high) == pytest.approx((ratio.value, ratio.low, ratio.high))  # one model
+
+
+def test_one_repeat_each_has_no_spread_and_the_seed_fixes_the_interval():
+    [ratio], _ = stats.ratios_with_geomean([([8.0], [2.0])])
+    assert ratio == Ratio(4.0, 4.0, 4.0)
+    rng = np.random.default_rng(0)
+    pairs = [(list(rng.lognormal(size=9)), list(rng.lognormal(size=7))) for _ in range(3)]
+    assert stats.ratios_with_geomean(pairs) == stats.ratios_with_geomean(pairs)
+    assert stats.ratios_with_geomean(pairs, seed=1) != stats.ratios_with_geomean(pairs, seed=2)
+
+
+def test_geometric_mean_over_models():
+    _, geo = stats.ratios_with_geomean([([2.0], [1.0]), ([8.0], [1.0])])
+    assert geo.value == pytest.approx(4.0)
+
+
+def test_noisier_repeats_give_a_wider_interval():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=8)
+    [quiet], _ = stats.ratios_with_geomean([(list(100 + base), list(50 + base))])
+    [noisy], _ = stats.ratios_with_geomean([(list(100 + 20 * base), list(50 + 10 * base))])
+    assert noisy.high / noisy.low > quiet.high / quiet.low
+
+
+@pytest.mark.parametrize(("ratio", "claimed", "verdict"), [
+    (Ratio(5.0, 4.0, 6.0), 5.0, "reproduced"),
+    (Ratio(2.0, 1.5, 3.5), 5.0, "reproduced"),  # the interval reaches the band (5 / 1.5 = 3.33)
+    (Ratio(2.0, 1.5, 3.0), 5.0, "not reproduced"),
+    (Ratio(0.3, 0.25, 0.35), 4.0, "not reproduced"),
+    (Ratio(40.0, 35.0, 45.0), 20.0, "not reproduced"),
+])
+def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
+    assert claims.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
+
+
+def test_crossover_is_interpolated_on_log_axes():
+    n = np.array([1e3, 1e4, 1e5])
+    at, text = claims.crossover(n, np.array([0.5, 0.8, 2.0]))
+    fraction = math.log(1 / 0.8) / math.log(2.0 / 0.8)
+    assert at == pytest.approx(10 ** (4 + fraction))
+    assert "between 10,000 and 100,000" in text
+
+
+def test_no_crossover_inside_the_range_says_who_leads():
+    n = np.array([1e3, 1e4])
+    assert claims.crossover(n, np.array([1.5, 3.0])) == (None, "JAX ahead at every N measured (1,000–10,000)")
+    assert claims.crossover(n, np.array([0.5, 0.9])) == (None, "Stan ahead at every N measured (1,000–10,000)")
