@@ -33,11 +33,15 @@ def tick_formatter(suffix: str, minor: bool):
 
 def log_axes(ax, x: bool = True, y: bool = True, suffix: str = "") -> None:
     """Log scale with plain, readable tick labels on the axes asked for."""
-    for on, scale, axis in ((x, ax.set_xscale, ax.xaxis), (y, ax.set_yscale, ax.yaxis)):
+    for on, scale, axis, limits in ((x, ax.set_xscale, ax.xaxis, ax.get_xlim),
+                                    (y, ax.set_yscale, ax.yaxis, ax.get_ylim)):
         if on:
             scale("log")
+            low, high = limits()  # after the switch to log: the autoscaled, positive limits
             axis.set_major_formatter(tick_formatter(suffix, minor=False))
-            axis.set_minor_formatter(tick_formatter(suffix, minor=True))
+            # Minor labels (2, 5) only where the axis spans under two decades; wider ones have enough majors.
+            axis.set_minor_formatter(tick_formatter(suffix, minor=True) if high < 100 * low
+                                     else ticker.NullFormatter())
 
 
 def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend) -> str:
