@@ -94,7 +94,8 @@ def forest_svg(comparison: dict) -> str:
             continue
         ys = np.array([i for i, _ in points]) + offset
         values = np.array([r.value for _, r in points])
-        errors = np.array([[r.value - r.low for _, r in points], [r.high - r.value for _, r in points]])
+        # Clipped at 0: with one repeat the interval is the point itself, up to rounding.
+        errors = np.maximum(np.array([[r.value - r.low for _, r in points], [r.high - r.value for _, r in points]]), 0)
         ax.errorbar(values, ys, xerr=errors, fmt=marker, capsize=2, label=name,
                     mfc="white" if marker == "s" else None)
     ax.axvline(1, color="grey", lw=0.8)

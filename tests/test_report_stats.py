@@ -61,3 +61,14 @@ def test_no_crossover_inside_the_range_says_who_leads():
     n = np.array([1e3, 1e4])
     assert claims.crossover(n, np.array([1.5, 3.0])) == (None, "JAX ahead at every N measured (1,000–10,000)")
     assert claims.crossover(n, np.array([0.5, 0.9])) == (None, "Stan ahead at every N measured (1,000–10,000)")
+
+
+def test_a_forest_plot_draws_single_repeat_ratios():
+    from reports.figures import forest_svg
+
+    values = np.random.default_rng(5).lognormal(size=(11, 2))  # 11 models, 1 repeat (tiny suite); seed 5 rounds the mean out of its interval
+    ratios, geo = stats.ratios_with_geomean([([a], [b]) for a, b in values])
+    assert min(geo.value - geo.low, geo.high - geo.value) > -1e-12  # the interval is the point, up to rounding
+    comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None,
+                  "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
+    assert forest_svg(comparison).startswith("<svg")

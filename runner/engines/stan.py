@@ -157,12 +157,16 @@ def _forget_cached_fits(model_name: str) -> None:
     shutil.rmtree(httpstan.cache.model_directory(model_name) / "fits", ignore_errors=True)
 
 
+def _stan_version(header: Path) -> str:
+    """The Stan library version a ``stan/version.hpp`` declares."""
+    parts = dict(re.findall(r"#define STAN_(MAJOR|MINOR|PATCH) (\d+)", header.read_text()))
+    return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"
+
+
 def _httpstan_stan_version() -> str:
     import httpstan
 
-    header = Path(httpstan.__file__).parent / "include" / "stan" / "version.hpp"
-    parts = dict(re.findall(r"#define STAN_(MAJOR|MINOR|PATCH) (\d+)", header.read_text()))
-    return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"
+    return _stan_version(Path(httpstan.__file__).parent / "include" / "stan" / "version.hpp")
 
 
 class CmdStanBackend:
@@ -177,11 +181,14 @@ class CmdStanBackend:
         import cmdstanpy
 
         version = cmdstanpy.cmdstan_version()
+        header = Path(self.cmdstan) / "stan" / "src" / "stan" / "version.hpp"
         return {
             "stan_interface": "cmdstanpy",
             "cmdstanpy": metadata.version("cmdstanpy"),
             "cmdstan_path": self.cmdstan,
-            "stan_version": ".".join(map(str, version)) if version else "unknown",
+            "cmdstan_version": ".".join(map(str, version)) if version else "unknown",
+            # The Stan library it compiles against (what the draws depend on), from its header.
+            "stan_version": _stan_version(header) if header.exists() else "unknown",
             "compile_flags": "CmdStan defaults (-O3)" + "".join(f" {k}={v}" for k, v in self.CPP_OPTIONS.items()),
             "dtype": "float64",
         }
