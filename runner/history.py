@@ -11,7 +11,8 @@ from runner import records
 
 def new_folder(history: Path, prefix: str = "nightly") -> Path:
     """A fresh folder for this machine's next run, e.g. results/xeon-2core/nightly-20261122T031500Z."""
-    folder = history / records.machine_slug(records.machine()) / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder = history / records.machine_slug(records.machine()) / f"{prefix}-{stamp}"
     folder.mkdir(parents=True)
     return folder
 

@@ -66,7 +66,8 @@ def test_no_crossover_inside_the_range_says_who_leads():
 def test_a_forest_plot_draws_single_repeat_ratios():
     from reports.figures import forest_svg
 
-    values = np.random.default_rng(5).lognormal(size=(11, 2))  # 11 models, 1 repeat (tiny suite); seed 5 rounds the mean out of its interval
+    # 11 models, one repeat each, as in the tiny suite; with seed 5 the geometric mean rounds out of its interval.
+    values = np.random.default_rng(5).lognormal(size=(11, 2))
     ratios, geo = stats.ratios_with_geomean([([a], [b]) for a, b in values])
     assert min(geo.value - geo.low, geo.high - geo.value) > -1e-12  # the interval is the point, up to rounding
     comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None,
