@@ -20,9 +20,13 @@ LABELS = {"stan": "Stan", "numpyro": "NumPyro", "blackjax_nuts": "BlackJAX-NUTS"
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 
 
-def engine_label(engine: str, device: str, precision: str = "float64") -> str:
-    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32": float32 runs are marked, float64 is the unmarked default."""
-    return f"{LABELS.get(engine, engine)}-{device.upper()}" + ("-f32" if precision == "float32" else "")
+def engine_label(record: dict) -> str:
+    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default); "Stan-CPU" is the
+    bundled Stan, "CmdStan-CPU" Stan through cmdstanpy, so the two front ends are never pooled."""
+    name = LABELS.get(record["engine"], record["engine"])
+    if (record.get("engine_info") or {}).get("stan_interface") == "cmdstanpy":
+        name = "CmdStan"
+    return f"{name}-{record['device'].upper()}" + ("-f32" if record["precision"] == "float32" else "")
 
 
 def data_rows(model_id: str, size: str, resize) -> int | None:
@@ -41,7 +45,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
         rows.append({
             "machine": records.machine_slug(r["provenance"]["machine"]),
             "model_id": r["model_id"], "engine": r["engine"], "device": r["device"], "precision": r["precision"],
-            "chain_method": r["chain_method"], "label": engine_label(r["engine"], r["device"], r["precision"]),
+            "chain_method": r["chain_method"], "label": engine_label(r),
             "size": r["size"], "repeat": r["repeat"], "study": r.get("study") or "",
             "chains": config.get("chains"), "draws": config.get("draws"),
             "n_rows": data_rows(r["model_id"], r["size"], config.get("resize", ())),
@@ -104,7 +108,7 @@ def parameter_rows(model_records: list[dict]) -> tuple[list[str], list[dict], st
     means: dict[str, dict[str, list[float]]] = {}
     for r in model_records:
         if r["valid"] and r.get("metrics"):
-            label = engine_label(r["engine"], r["device"], r["precision"])
+            label = engine_label(r)
             for name, value in r["metrics"]["posterior_mean"].items():
                 means.setdefault(name, {}).setdefault(label, []).append(value)
     labels = sorted({label for per in means.values() for label in per})

@@ -57,7 +57,7 @@ def is_jax(device: str):
 
 
 def is_stan_cpu(label: str) -> bool:
-    return label == "Stan-CPU"
+    return label in ("Stan-CPU", "CmdStan-CPU")  # bundled Stan or CmdStan
 
 
 def maskell_row(comparisons, claim, numerator, denominator, reason) -> dict:

@@ -63,7 +63,7 @@ def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | No
     """Warm and cold ESS/s of the valid campaign runs of one model and label, straight from the JSON lines."""
     rows = [json.loads(line) for line in RUNS.read_text().splitlines()]
     rows = [r for r in rows if r["valid"] and r["model_id"] == model_id
-            and engine_label(r["engine"], r["device"], r.get("precision", "float64")) == label]
+            and engine_label({"precision": "float64", **r}) == label]
     warm = [r["metrics"]["ess_per_s"] for r in rows]
     if all(r["timings"]["compile_cached"] for r in rows):
         return warm, None
@@ -171,3 +171,13 @@ def test_markdown_summary_states_the_headline(report):
     sentence = re.search(r"<strong>(NumPyro-CPU ≈ <data[^>]*>([^<]+)</data>× Stan-CPU)</strong>", html)
     assert f"**NumPyro-CPU ≈ {sentence.group(2)}× Stan-CPU**" in summary
     assert "| Maskell, StanCon 2024 |" in summary
+
+
+def test_cmdstan_runs_are_their_own_label_never_pooled_with_bundled_stan(tmp_path, fixture_records):
+    relabelled = copy.deepcopy([r for r in fixture_records if r["engine"] == "stan"])
+    for r in relabelled:
+        r["engine_info"] = {**r["engine_info"], "stan_interface": "cmdstanpy"}
+        r["run_id"] += "-cmdstan"
+    html = build(write(tmp_path, [*fixture_records, *relabelled]), tmp_path / "r").read_text()
+    assert 'data-numerator="CmdStan-CPU" data-denominator="Stan-CPU"' in html
+    assert 'data-numerator="NumPyro-CPU" data-denominator="CmdStan-CPU"' in html
