@@ -53,7 +53,7 @@ def pick(comparisons: list[dict], numerator, denominator) -> tuple[dict, bool] |
 
 
 def is_jax(device: str):
-    return lambda label: not label.startswith("Stan") and f"-{device.upper()}" in label
+    return lambda label: label.startswith(("NumPyro", "BlackJAX")) and f"-{device.upper()}" in label
 
 
 def is_stan_cpu(label: str) -> bool:
