@@ -39,5 +39,6 @@ def test_a_missing_baseline_or_history_is_bad_input(tmp_path, capsys):
     assert main(["nightly", "--history", str(tmp_path), "--baseline", str(tmp_path / "nope"),
                  "--models", EIGHT, "--size", "tiny"]) == 2
     assert "no results at" in capsys.readouterr().err
+    assert main(["nightly", "--history", str(tmp_path), "--alpha", "2", "--size", "tiny"]) == 2
     assert history.run_folders(tmp_path) == []  # nothing ran
     assert main(["history", str(tmp_path)]) == 2

@@ -57,10 +57,14 @@ def print_table(result: dict) -> None:
                   f"(threshold {result['threshold']:.0%}, alpha {result['alpha']}, gold band {result['gold_sd']} sd)")
 
 
-def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float, alpha: float) -> dict:
-    """Read, compare, print and write regressions.json; the comparison."""
+def check_rule(threshold: float, alpha: float) -> None:
     if not 0 < threshold < 10 or not 0 < alpha < 1:
         raise UsageError(f"--threshold must be in (0, 10) and --alpha in (0, 1), got {threshold} and {alpha}")
+
+
+def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float, alpha: float) -> dict:
+    """Read, compare, print and write regressions.json; the comparison."""
+    check_rule(threshold, alpha)
     base, new = records.read(base_path), records.read(new_path)
     if not base or not new:
         raise UsageError(f"no run records in {base_path if not base else new_path}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from runner import compare, history, records
 from runner.campaign import run_campaign
 from runner.commands import run
-from runner.commands.compare import run_comparison
+from runner.commands.compare import check_rule, run_comparison
 
 
 def add_parser(verbs) -> None:
@@ -34,6 +34,7 @@ def add_parser(verbs) -> None:
 def main(args) -> int:
     from reports.build import build
 
+    check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
     jobs = run.plan(argparse.Namespace(suite="nightly", models=args.models, engines=None, size=args.size,
                                        chains=None, warmup=None, draws=None, repeats=args.repeats, device=None,
                                        x64=False, chain_method=None, seed=1))
