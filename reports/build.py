@@ -17,15 +17,17 @@ from reports import claims, figures, headline, stats
 from runner import records, references, studies, validity
 
 LABELS = {"stan": "Stan", "numpyro": "NumPyro", "blackjax_nuts": "BlackJAX-NUTS", "blackjax_chees": "BlackJAX-ChEES"}
+# Stan front ends other than the bundled driver ("httpstan"), by the engine_info's stan_interface.
+STAN_FRONT_ENDS = {"cmdstanpy": "CmdStan", "pystan": "PyStan"}
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 
 
 def engine_label(record: dict) -> str:
-    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default); "Stan-CPU" is the
-    bundled Stan, "CmdStan-CPU" Stan through cmdstanpy, so the two front ends are never pooled."""
+    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default). "Stan-CPU" is the
+    bundled Stan (httpstan's NUTS, one process per chain), "CmdStan-CPU" Stan through cmdstanpy and "PyStan-CPU"
+    the bundled Stan driven through pystan (older records): front ends are never pooled."""
     name = LABELS.get(record["engine"], record["engine"])
-    if (record.get("engine_info") or {}).get("stan_interface") == "cmdstanpy":
-        name = "CmdStan"
+    name = STAN_FRONT_ENDS.get((record.get("engine_info") or {}).get("stan_interface"), name)
     return f"{name}-{record['device'].upper()}" + ("-f32" if record["precision"] == "float32" else "")
 
 

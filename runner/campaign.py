@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,19 +52,32 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
         log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.config.hash()}.{job.repeat}.log"
         start = time.perf_counter()
         with open(log_file, "w") as log:
+            # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains).
+            proc = subprocess.Popen([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
+                                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
             try:
-                proc = subprocess.run([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
-                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s,
-                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
-                status = "ok" if proc.returncode == 0 and result_file.exists() else "error"
+                returncode = proc.wait(timeout=timeout_s)
+                status = "ok" if returncode == 0 and result_file.exists() else "error"
             except subprocess.TimeoutExpired:
                 status = "timeout"
+            finally:
+                _kill_group(proc)  # whatever it left running; nothing when the group has ended
         wall_s = time.perf_counter() - start
         if status == "ok":
             return {"status": "ok", "wall_s": wall_s, **json.loads(result_file.read_text())}
     tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
     error = f"timed out after {timeout_s:g} s" if status == "timeout" else "\n".join(tail)
     return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file), **validity.failed_run()}
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group, then reap the worker."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[dict],

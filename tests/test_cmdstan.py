@@ -7,7 +7,7 @@ import pytest
 
 import models
 from runner.config import RunConfig
-from runner.engines.stan import CmdStanBackend, PyStanBackend, find_cmdstan
+from runner.engines.stan import CmdStanBackend, HttpstanBackend, find_cmdstan
 
 CMDSTAN = find_cmdstan()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -18,7 +18,7 @@ SEED = 12345
 
 @pytest.fixture(scope="module")
 def backends():
-    return PyStanBackend(), CmdStanBackend(CMDSTAN)
+    return HttpstanBackend(), CmdStanBackend(CMDSTAN)
 
 
 def test_cmdstan_info_names_the_interface_and_its_stan(backends):
@@ -29,14 +29,14 @@ def test_cmdstan_info_names_the_interface_and_its_stan(backends):
 
 
 @pytest.mark.parametrize("model_id", sorted(models.registry()))
-def test_same_seed_gives_the_same_draws_through_pystan_and_cmdstanpy(backends, model_id):
-    pystan, cmdstan = backends
-    versions = pystan.info()["stan_version"], cmdstan.info()["stan_version"]
+def test_same_seed_gives_the_same_draws_through_bundled_stan_and_cmdstanpy(backends, model_id):
+    bundled_stan, cmdstan = backends
+    versions = bundled_stan.info()["stan_version"], cmdstan.info()["stan_version"]
     if versions[0] != versions[1]:
         pytest.skip(f"different Stan libraries (bundled {versions[0]}, CmdStan {versions[1]}): draws may differ")
     spec = models.get(model_id)
     data = spec.data(CONFIG.size, CONFIG.data_seed())
-    bundled = pystan.sample(pystan.compile(spec), data, CONFIG, SEED)
+    bundled = bundled_stan.sample(bundled_stan.compile(spec), data, CONFIG, SEED)
     cmd = cmdstan.sample(cmdstan.compile(spec), data, CONFIG, SEED)
     # Same trajectories: every draw took the same number of leapfrog steps, chain by chain.
     np.testing.assert_array_equal(bundled.stats.n_leapfrog, cmd.stats.n_leapfrog)

@@ -173,11 +173,14 @@ def test_markdown_summary_states_the_headline(report):
     assert "| Maskell, StanCon 2024 |" in summary
 
 
-def test_cmdstan_runs_are_their_own_label_never_pooled_with_bundled_stan(tmp_path, fixture_records):
+@pytest.mark.parametrize("interface, label", [("cmdstanpy", "CmdStan-CPU"), ("pystan", "PyStan-CPU")])
+def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_stan(tmp_path, fixture_records,
+                                                                                   interface, label):
+    assert {r["engine_info"]["stan_interface"] for r in fixture_records if r["engine"] == "stan"} == {"httpstan"}
     relabelled = copy.deepcopy([r for r in fixture_records if r["engine"] == "stan"])
     for r in relabelled:
-        r["engine_info"] = {**r["engine_info"], "stan_interface": "cmdstanpy"}
-        r["run_id"] += "-cmdstan"
+        r["engine_info"] = {**r["engine_info"], "stan_interface": interface}
+        r["run_id"] += f"-{interface}"
     html = build(write(tmp_path, [*fixture_records, *relabelled]), tmp_path / "r").read_text()
-    assert 'data-numerator="CmdStan-CPU" data-denominator="Stan-CPU"' in html
-    assert 'data-numerator="NumPyro-CPU" data-denominator="CmdStan-CPU"' in html
+    assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in html
+    assert f'data-numerator="NumPyro-CPU" data-denominator="{label}"' in html

@@ -1,23 +1,27 @@
-"""The Stan engine: bundled Stan through pystan/httpstan by default, CmdStan through cmdstanpy when one is found.
+"""The Stan engine: bundled Stan (httpstan's compiled NUTS) by default, CmdStan through cmdstanpy when one is found.
 
 Both back ends run Stan's own NUTS with diagonal-metric adaptation, one process per chain. The wall time of the
 sample call (data and draw transport included) is split into warmup and sampling in the ratio of Stan's own
-per-chain elapsed times, summed over chains. The split cannot come from the chain clocks alone: httpstan runs
-at most one chain per core at a time, so with more chains than cores they run in batches; cmdstanpy runs them
-all at once. Stan's per-chain clocks are kept in ``detail``.
+per-chain elapsed times, summed over chains. The split cannot come from the chain clocks alone: with more
+chains than cores the chains share cores, so their clocks overlap. Stan's per-chain clocks are kept in ``detail``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import multiprocessing
+import os
 import re
-import shutil
+import select
+import socket
 import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import orjson
 
 from models import ModelSpec, UsageError
 from runner.config import Placement, RunConfig
@@ -54,7 +58,7 @@ class StanEngine:
 
     def __init__(self):
         cmdstan = find_cmdstan()
-        self.backend = CmdStanBackend(cmdstan) if cmdstan else PyStanBackend()
+        self.backend = CmdStanBackend(cmdstan) if cmdstan else HttpstanBackend()
 
     def compile(self, spec: ModelSpec):
         return self.backend.compile(spec)
@@ -79,28 +83,34 @@ def _stan_split(per_chain: list[dict[str, float]], wall_s: float, compile_s: flo
                 "chain_sampling_s": [c["sampling"] for c in per_chain]})
 
 
-def _by_chain(fit, name: str, n_chains: int) -> np.ndarray:
-    """pystan's ``fit[name]`` is (*shape, draws * chains), chain index fastest -> (chains, draws, *shape)."""
-    shape = fit.dims[fit.param_names.index(name)] if name in fit.param_names else []
-    return np.moveaxis(fit[name].reshape(*shape, -1, n_chains), (-2, -1), (1, 0))
+class HttpstanBackend:
+    """Bundled Stan: the NUTS of httpstan's compiled model module, one forked process per chain.
 
+    httpstan (the server inside pystan 3) compiles each program with -O3 into a Python extension whose
+    ``hmc_nuts_diag_e_adapt_wrapper`` runs ``stan::services::sample::hmc_nuts_diag_e_adapt`` and streams JSON lines
+    to a Unix socket. pystan drives that call through an in-process HTTP server that polls progress, compresses
+    every message and runs at most one chain per core: on 2 cores that cost 1.3-1.5x CmdStan's wall time. Here the
+    same call with the same arguments (so the same draws, tested against pystan) runs every chain at once in its
+    own forked process, as cmdstanpy does, and one blocking ``select`` reads the sockets.
+    """
 
-class PyStanBackend:
-    """Bundled Stan: pystan 3 talking to an in-process httpstan, models compiled with -O3 and cached by content."""
+    FUNCTION = "hmc_nuts_diag_e_adapt"
 
     def info(self) -> dict:
         import httpstan
 
         return {
-            "stan_interface": "pystan",
+            "stan_interface": "httpstan",
             "pystan": metadata.version("pystan"),
             "httpstan": httpstan.__version__,
             "stan_version": _httpstan_stan_version(),
             "compile_flags": "-O3 -std=c++17 (httpstan defaults)",
+            "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
         }
 
     def compile(self, spec: ModelSpec):
+        """Build through pystan's in-process httpstan (its model cache is keyed by the program's content)."""
         import asyncio
 
         import httpstan.cache
@@ -119,42 +129,160 @@ class PyStanBackend:
 
         start = time.perf_counter()
         asyncio.run(build())
-        return {"code": code, "model_name": name, "compile_s": time.perf_counter() - start, "cached": cached}
+        return {"model_name": name, "compile_s": time.perf_counter() - start, "cached": cached}
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int) -> SampleResult:
-        import stan
+        import httpstan.models
 
-        _forget_cached_fits(handle["model_name"])  # httpstan replays a cached fit for a repeated seed
         start = time.perf_counter()
-        posterior = stan.build(handle["code"], data=data, random_seed=seed)
-        fit = posterior.sample(num_chains=config.chains, num_warmup=config.warmup, num_samples=config.draws,
-                               delta=config.target_accept, max_depth=config.max_treedepth)
+        module = httpstan.models.import_services_extension_module(handle["model_name"])
+        outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains)
+        tables = [sample_table(output, config.draws) for output in outputs]
         wall_s = time.perf_counter() - start
-        _forget_cached_fits(handle["model_name"])
-        per_chain = [_parse_elapsed(output) for output in fit.stan_outputs]
-        draws = {name: _by_chain(fit, name, config.chains) for name in fit.param_names}
+        columns = tables[0][0]
+        values = np.stack([table for _, table in tables])  # (chains, draws, columns)
+        column = {name: i for i, name in enumerate(columns)}
         stats = SamplerStats(
-            n_leapfrog=_by_chain(fit, "n_leapfrog__", config.chains).astype(np.int64),
-            divergent=_by_chain(fit, "divergent__", config.chains).astype(bool),
-            step_size=[float(s) for s in _by_chain(fit, "stepsize__", config.chains)[:, 0]],
+            n_leapfrog=values[..., column["n_leapfrog__"]].astype(np.int64),
+            divergent=values[..., column["divergent__"]].astype(bool),
+            step_size=[float(s) for s in values[:, 0, column["stepsize__"]]],
         )
-        timings = _stan_split(per_chain, wall_s, handle["compile_s"], handle["cached"], "pystan")
-        return SampleResult(draws, timings, stats, self.info())
+        per_chain = [_parse_elapsed(output) for output in outputs]
+        timings = _stan_split(per_chain, wall_s, handle["compile_s"], handle["cached"], "httpstan")
+        return SampleResult(group_columns(columns, values), timings, stats, self.info())
+
+
+def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
+    """Keyword arguments of httpstan's NUTS wrapper: httpstan's defaults (CmdStan's, as pystan sends them) with
+    the run's settings; ``chain`` is set per process."""
+    import httpstan.services.arguments as stan_arguments
+
+    given = {"data": data, "init": {}, "random_seed": seed, "num_warmup": config.warmup,
+             "num_samples": config.draws, "delta": config.target_accept, "max_depth": config.max_treedepth}
+    names = stan_arguments.function_arguments(HttpstanBackend.FUNCTION, module)
+    defaults = {name: stan_arguments.lookup_default(stan_arguments.Method.SAMPLE, name)
+                for name in names if name not in given and name not in ("socket_filename", "chain")}
+    return {**defaults, **given}
+
+
+def _chain_process(module, socket_path: str, arguments: dict) -> None:
+    """Body of one chain's forked process: Stan's sampler, then exit with its return code."""
+    try:
+        code = getattr(module, f"{HttpstanBackend.FUNCTION}_wrapper")(socket_path, **arguments)
+    except Exception as err:  # Stan's C++ exceptions (bad data, failed initialisation) arrive through pybind11
+        Path(f"{socket_path}.error").write_text(str(err))
+        code = 70
+    os._exit(code)
+
+
+def _run_chains(module, arguments: dict, chains: int) -> list[bytes]:
+    """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
+    writer's per-iteration momenta and gradients are read and dropped)."""
+    context = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="stanjax-httpstan-") as folder:
+        listeners, processes = {}, []
+        for chain in range(1, chains + 1):
+            path = f"{folder}/{chain}.sock"
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(path)
+            listener.listen(4)  # Stan's init, sample and diagnostic writers and its logger
+            listeners[listener] = chain
+            process = context.Process(target=_chain_process, args=(module, path, {**arguments, "chain": chain}))
+            process.start()
+            processes.append(process)
+        received: dict[socket.socket, tuple[int, list[bytes]]] = {}
+        closed: set[socket.socket] = set()
+        dropped: set[socket.socket] = set()
+        try:
+            while True:
+                # A chain that has exited has made all it sent readable (its connections read as closed).
+                running = any(process.is_alive() for process in processes)
+                open_sources = [*listeners, *(source for source in received if source not in closed)]
+                readable = select.select(open_sources, [], [], 0.1 if running else 0)[0]
+                if not readable and not running:
+                    break
+                for source in readable:
+                    if source in listeners:
+                        connection, _ = source.accept()
+                        received[connection] = (listeners[source], [])
+                        continue
+                    chunk = source.recv(1 << 20)
+                    parts = received[source][1]
+                    if not chunk:
+                        closed.add(source)
+                    elif not parts and chunk.startswith(b'{"version":1,"topic":"diagnostic"'):
+                        dropped.add(source)
+                    elif source not in dropped:
+                        parts.append(chunk)
+        finally:
+            for process in processes:
+                if process.is_alive():
+                    process.kill()
+                process.join()
+            for source in [*listeners, *received]:
+                source.close()
+        outputs = [b"".join(b"".join(parts) + b"\n" for chain_of, parts in received.values() if chain_of == chain)
+                   for chain in range(1, chains + 1)]
+        for chain, process in enumerate(processes, 1):
+            if process.exitcode != 0:
+                error = Path(f"{folder}/{chain}.sock.error")
+                message = error.read_text() if error.exists() else _stan_errors(outputs[chain - 1])
+                raise RuntimeError(f"Stan chain {chain} failed (exit {process.exitcode}): {message}")
+    return outputs
+
+
+def _stan_errors(output: bytes) -> str:
+    """Stan's error and warning messages from a chain's logger lines."""
+    found = []
+    for line in output.splitlines():
+        if b'"topic":"logger"' in line:
+            level, _, text = json.loads(line)["values"][0].partition(":")
+            if level in ("error", "warn") and text.strip():
+                found.append(text.strip())
+    return " ".join(found) or "no message from Stan"
+
+
+def sample_table(output: bytes, draws: int) -> tuple[list[str], np.ndarray]:
+    """A chain's draws from its sample-writer lines: the column names (``lp__``, ..., then Stan's flat
+    constrained names such as ``beta.2.1``) and a (draws, columns) array."""
+    rows = []
+    for line in output.splitlines():
+        if b'"topic":"sample","values":{' in line:
+            try:
+                rows.append(orjson.loads(line)["values"])
+            except orjson.JSONDecodeError:  # a NaN or inf in the draw: orjson refuses them, json reads them
+                rows.append(json.loads(line)["values"])
+    if len(rows) != draws:
+        raise RuntimeError(f"Stan sent {len(rows)} draws, expected {draws}")
+    return list(rows[0]), np.array([list(row.values()) for row in rows], dtype=float)
+
+
+def group_columns(columns: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
+    """Flat columns of a (chains, draws, columns) array (``theta.1.2``, column-major as Stan writes them) ->
+    name -> (chains, draws, *shape); the sampler's ``__`` columns left out."""
+    spans: dict[str, list[int]] = {}
+    for i, column in enumerate(columns):
+        if not column.endswith("__"):
+            spans.setdefault(column.split(".")[0], []).append(i)
+    draws = {}
+    for name, indices in spans.items():
+        indexes = [tuple(int(part) for part in columns[i].split(".")[1:]) for i in indices]
+        shape = tuple(map(max, zip(*indexes)))
+        block = values[..., indices[0]:indices[-1] + 1]
+        draws[name] = block.reshape(*block.shape[:2], *shape, order="F")
+    return draws
 
 
 def _parse_elapsed(stan_output: bytes) -> dict[str, float]:
+    """Stan's per-chain warmup and sampling seconds, from its logger lines (searched alone: the regex is slow on
+    megabytes of draws)."""
+    logger = b"\n".join(line for line in stan_output.splitlines() if b'"topic":"logger"' in line)
     found = {}
-    for match in ELAPSED_RE.finditer(stan_output.decode(errors="replace")):
+    for match in ELAPSED_RE.finditer(logger.decode(errors="replace")):
         found["warmup" if match.group(2) == "Warm-up" else "sampling"] = float(match.group(1))
     if set(found) != {"warmup", "sampling"}:
         raise RuntimeError("Stan output holds no elapsed-time report")
     return found
-
-
-def _forget_cached_fits(model_name: str) -> None:
-    import httpstan.cache
-
-    shutil.rmtree(httpstan.cache.model_directory(model_name) / "fits", ignore_errors=True)
 
 
 def _stan_version(header: Path) -> str:
