@@ -46,6 +46,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
         metrics, timings, config = r.get("metrics") or {}, r.get("timings") or {}, r.get("config") or {}
         rows.append({
             "machine": records.machine_slug(r["provenance"]["machine"]),
+            "gpus": r["provenance"]["machine"].get("gpu") or [],  # for the roofline; left out of runs.csv
             "model_id": r["model_id"], "engine": r["engine"], "device": r["device"], "precision": r["precision"],
             "chain_method": r["chain_method"], "label": engine_label(r),
             "size": r["size"], "repeat": r["repeat"], "study": r.get("study") or "",
@@ -179,6 +180,24 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
     return out
 
 
+def stan_front_ends(summary: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
+    """Per machine and size where CmdStan ran beside the bundled Stan: the headline's CmdStan-CPU ÷ Stan-CPU
+    ESS/s ratio and, per model, the bundled Stan's median ms per gradient ÷ CmdStan's."""
+    out = []
+    for c in comparisons:
+        if (c["numerator"], c["denominator"]) != ("CmdStan-CPU", "Stan-CPU"):
+            continue
+        rows = summary[(summary.machine == c["machine"]) & (summary["size"] == c["size"]) & (summary.study == "")]
+        per_gradient = []
+        for m in c["models"]:
+            same = (rows.model_id == m["model_id"]) & (rows.config_hash == m["config_hash"]) & (
+                rows.data_hash == m["data_hash"])
+            medians = rows[same].set_index("label").ms_per_gradient
+            per_gradient.append({"model_id": m["model_id"], "ratio": medians["Stan-CPU"] / medians["CmdStan-CPU"]})
+        out.append({**c, "per_gradient": per_gradient})
+    return out
+
+
 def provenance_rows(all_records: list[dict]) -> dict:
     """Distinct machines, versions, commits and commands across the records."""
     def distinct(values):
@@ -228,13 +247,13 @@ def build(results: Path, out_dir: Path, nightly: dict | None = None, history: li
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
     runs = tidy(all_records)
-    runs["gpus"] = [r["provenance"]["machine"].get("gpu") or [] for r in all_records]
     summary = summarise(runs)
     comparisons = headline.comparisons(runs)
     context = {
         "summary": summary, "runs": runs, "comparisons": comparisons,
         "claims": claims.claim_rows(runs, comparisons, measurements), "tolerance": claims.TOLERANCE,
-        "provenance": provenance_rows(all_records), "failed": runs[runs.status != "ok"], "gates": validity,
+        "provenance": provenance_rows(all_records), "stan_front_ends": stan_front_ends(summary, comparisons),
+        "failed": runs[runs.status != "ok"], "gates": validity,
         "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
     }
     out_dir.mkdir(parents=True, exist_ok=True)

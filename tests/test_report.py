@@ -71,6 +71,12 @@ def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | No
     return warm, [r["metrics"]["min_ess_bulk"] / (r["timings"]["run_s"] + compile_s) for r in rows]
 
 
+def invalid_runs(model_id: str, label: str) -> int:
+    rows = [json.loads(line) for line in RUNS.read_text().splitlines()]
+    return sum(not r["valid"] and r["model_id"] == model_id and engine_label({"precision": "float64", **r}) == label
+               for r in rows)
+
+
 def test_every_headline_number_is_recomputed_from_the_records(report):
     html, _ = report
     block = html[html.index('<section id="headline">'):html.index("</section>")]
@@ -98,7 +104,8 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
             assert np.median(values[model_id][0][0]) / np.median(values[model_id][1][0]) == pytest.approx(
                 expected[(model_id, "warm")], rel=1e-12)
             expected |= {(model_id, "repeats_numerator"): len(values[model_id][0][0]),
-                         (model_id, "repeats_denominator"): len(values[model_id][1][0]), (model_id, "invalid"): 0}
+                         (model_id, "repeats_denominator"): len(values[model_id][1][0]),
+                         (model_id, "invalid"): invalid_runs(model_id, numerator) + invalid_runs(model_id, denominator)}
         for value, model_id, quantity, text in numbers:
             want = expected[(model_id, quantity)]
             assert float(value) == pytest.approx(want, rel=1e-12), (model_id, quantity)
@@ -184,3 +191,10 @@ def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_sta
     html = build(write(tmp_path, [*fixture_records, *relabelled]), tmp_path / "r").read_text()
     assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in html
     assert f'data-numerator="NumPyro-CPU" data-denominator="{label}"' in html
+    front_ends = re.search(r'<p id="stan-front-ends">(.*?)</p>', html, re.S).group(1)
+    if interface == "cmdstanpy":  # the same records relabelled: the same speed, ratio 1 for every model
+        models_run = {r["model_id"] for r in relabelled if r["valid"]}
+        assert "CmdStan-CPU ≈ 1× Stan-CPU in ESS/s" in front_ends
+        assert front_ends.count(" 1×") == len(models_run) + 1
+    else:
+        assert "not measured in these records" in front_ends
