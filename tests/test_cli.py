@@ -119,6 +119,27 @@ def test_comma_separated_names_are_accepted(tmp_path, capsys):
     assert {j.config.size for j in jobs} == {"tiny"}
 
 
+@pytest.mark.parametrize("cmdstan_found, done_interface", [(False, "httpstan"), (True, "cmdstanpy")])
+def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(cmdstan_found, done_interface,
+                                                                                  monkeypatch, tmp_path):
+    from runner import records
+    from runner.campaign import base_record
+    from runner.cli import build_parser
+    from runner.commands.run import done_keys, plan
+    from runner.engines import stan
+
+    out = tmp_path / "results"
+    args = build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
+                                      "--engines", "stan", "--repeats", "2", "--out", str(out)])
+    job0, job1 = plan(args)
+    for job, interface in ((job0, "httpstan"), (job1, "cmdstanpy")):
+        records.append(out / records.RESULTS_FILE, {**base_record(job, "c"), "status": "ok",
+                                                    "engine_info": {"stan_interface": interface}})
+    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
+    done = done_keys(out)
+    assert [job.key() in done for job in (job0, job1)] == [done_interface == "httpstan", done_interface == "cmdstanpy"]
+
+
 def test_unwritable_results_path_exits_2(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")

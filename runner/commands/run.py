@@ -54,7 +54,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
     parser.add_argument("--resume", action="store_true",
                         help="skip runs that already have an ok record in OUT (same model, engine, device, "
-                        "config hash and repeat); failed runs are run again")
+                        "config hash and repeat, and for Stan the same front end: CmdStan or the bundled Stan); failed runs "
+                        "are run again")
     parser.set_defaults(handler=main)
 
 
@@ -139,11 +140,16 @@ def check_gpu_visible() -> None:
 
 
 def done_keys(out: Path) -> set[tuple]:
-    """``Job.key()`` of every ok record in ``out``."""
+    """``Job.key()`` of every ok record in ``out``; a Stan record counts only if the Stan front end that would
+    run now (CmdStan when one is found, else the bundled Stan) made it."""
     if not (out / records.RESULTS_FILE).exists():
         return set()
+    from runner.engines.stan import find_cmdstan
+
+    cmdstan_now = find_cmdstan() is not None
     return {(r["model_id"], r["engine"], r["device"], r["precision"], r["chain_method"], r["config_hash"],
-             r["repeat"]) for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"}
+             r["repeat"]) for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"
+            and (r["engine"] != "stan" or (r["engine_info"].get("stan_interface") == "cmdstanpy") == cmdstan_now)}
 
 
 def main(args) -> int:
