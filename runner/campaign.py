@@ -55,7 +55,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
             # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains).
             proc = subprocess.Popen([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                    env=records.worker_env())
             try:
                 returncode = proc.wait(timeout=timeout_s)
                 status = "ok" if returncode == 0 and result_file.exists() else "error"

@@ -13,7 +13,6 @@ Each study has a ``tiny`` grid (CI, seconds), a ``cpu`` grid (this kind of machi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import time
 import numpy as np
 
 from models import ROOT
+from runner import records
 
 LOGISTIC = "covtype_synth-logistic_regression"
 BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"
@@ -115,7 +115,7 @@ def main(argv: list[str]) -> int:
 def measure(args: list[str], env: dict | None = None, timeout_s: float = 3600) -> dict | list:
     """Run one measurement in a child process; its JSON result."""
     done = subprocess.run([sys.executable, "-m", "runner.studies", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout_s, env={**os.environ, **(env or {})})
+                          text=True, timeout=timeout_s, env={**records.worker_env(), **(env or {})})
     if done.returncode != 0:
         raise RuntimeError(f"study measurement {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

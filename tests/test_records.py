@@ -1,6 +1,8 @@
 """Records: durable appends, a torn last line skipped, anything else malformed refused, provenance complete."""
 
 import json
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -83,6 +85,24 @@ def test_provenance_names_machine_versions_and_commit():
     assert {"jax", "numpyro", "pystan", "httpstan", "arviz", "python"} <= set(prov["versions"])
     assert prov["versions"]["numpyro"] is not None
     assert "git_commit" in prov and "command" in prov
+
+
+@pytest.mark.parametrize("user_setting", [None, "glibc.malloc.arena_max=2"])
+def test_workers_get_fixed_malloc_thresholds_unless_the_user_set_their_own(user_setting, monkeypatch):
+    if user_setting is None:
+        monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    else:
+        monkeypatch.setenv("GLIBC_TUNABLES", user_setting)
+    expected = user_setting or records.MALLOC_TUNABLES
+    assert records.worker_env()["GLIBC_TUNABLES"] == expected
+    records.provenance.cache_clear()
+    try:
+        assert records.provenance()["glibc_tunables"] == expected
+    finally:
+        records.provenance.cache_clear()
+    shown = subprocess.run([sys.executable, "-c", "import os; print(os.environ['GLIBC_TUNABLES'])"],
+                           env=records.worker_env(), capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == expected
 
 
 def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
