@@ -211,6 +211,8 @@ def provenance_rows(all_records: list[dict]) -> dict:
         "versions": [json.loads(v) for v in distinct(p["versions"] for p in prov)],
         "commits": distinct(f"{p['git_commit']}{' (dirty)' if p['git_dirty'] else ''}" for p in prov),
         "commands": distinct(p["command"] for p in prov),
+        # Records made before the runner fixed glibc's malloc thresholds ran with glibc's adaptive defaults.
+        "glibc_tunables": sorted({p.get("glibc_tunables") or "not set (glibc's adaptive defaults)" for p in prov}),
         "stan": [json.loads(v) for v in distinct(stan_info)],
         "dates": (min(r["created"] for r in all_records), max(r["created"] for r in all_records)),
     }

@@ -198,3 +198,15 @@ def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_sta
         assert front_ends.count(" 1×") == len(models_run) + 1
     else:
         assert "not measured in these records" in front_ends
+
+
+def test_provenance_names_the_workers_malloc_settings_and_records_made_without_them(tmp_path, fixture_records):
+    tuned = copy.deepcopy(fixture_records[:2])
+    for r in tuned:
+        r["provenance"] = {**r["provenance"], "glibc_tunables": "glibc.malloc.mmap_threshold=1"}
+        r["run_id"] += "-tuned"
+    untuned = [r for r in fixture_records if "glibc_tunables" not in r["provenance"]]
+    html = build(write(tmp_path, [*untuned, *tuned]), tmp_path / "r").read_text()
+    malloc = re.search(r'<p id="malloc">(.*?)</p>', html, re.S).group(1)
+    assert "glibc.malloc.mmap_threshold=1" in malloc
+    assert ("not set (glibc&#39;s adaptive defaults)" in malloc) == bool(untuned)

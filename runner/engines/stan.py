@@ -193,15 +193,19 @@ def _run_chains(module, arguments: dict, chains: int) -> list[bytes]:
         received: dict[socket.socket, tuple[int, list[bytes]]] = {}
         closed: set[socket.socket] = set()
         dropped: set[socket.socket] = set()
+        running = {process.sentinel for process in processes}  # readable once the process has ended
         try:
             while True:
-                # A chain that has exited has made all it sent readable (its connections read as closed).
-                running = any(process.is_alive() for process in processes)
-                open_sources = [*listeners, *(source for source in received if source not in closed)]
-                readable = select.select(open_sources, [], [], 0.1 if running else 0)[0]
-                if not readable and not running:
+                # A chain that has ended has made all it sent readable (its connections read as closed), so once
+                # every chain has ended, nothing readable means nothing left.
+                open_sources = [*listeners, *(source for source in received if source not in closed), *running]
+                readable = select.select(open_sources, [], [], None if running else 0)[0]
+                if not readable:
                     break
                 for source in readable:
+                    if source in running:
+                        running.remove(source)
+                        continue
                     if source in listeners:
                         connection, _ = source.accept()
                         received[connection] = (listeners[source], [])
