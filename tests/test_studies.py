@@ -44,3 +44,19 @@ def test_devices_study_times_the_sharded_gradient_on_8_simulated_devices(tmp_pat
 def test_bad_study_input_exits_2(tmp_path, capsys):
     assert main(["study", "devices", "--simulate-devices", "0", "--out", str(tmp_path)]) == 2
     assert "--simulate-devices must be between 1 and 64" in capsys.readouterr().err
+
+
+def test_data_size_study_runs_only_the_engines_and_sizes_asked_and_resumes(tmp_path, capsys):
+    args = ["study", "data-size", "--scale", "tiny", "--engines", "numpyro", "--max-n", "300", "--out", str(tmp_path)]
+    assert main(args) == 0
+    runs = records.read(tmp_path)
+    assert sorted((r["model_id"], r["engine"], r["sizes"][studies.DATA_SIZE[r["model_id"]][1]]) for r in runs) == [
+        (studies.LOGISTIC, "numpyro", 200), (studies.BRADLEY_TERRY, "numpyro", 300)]
+    assert main([*args, "--resume"]) == 0
+    assert len(records.read(tmp_path)) == 2  # nothing ran again
+    assert "0 of 0 runs ok" in capsys.readouterr().out
+
+
+def test_study_refuses_an_engine_it_does_not_run(tmp_path, capsys):
+    assert main(["study", "data-size", "--engines", "blackjax_chees", "--out", str(tmp_path)]) == 2
+    assert "study data-size on cpu runs stan, numpyro; not blackjax_chees" in capsys.readouterr().err
