@@ -9,6 +9,7 @@ are exactly the Stan data block. The Stan program is ``stan/<model>.stan`` and t
 from __future__ import annotations
 
 import ast
+import decimal
 import hashlib
 import importlib.util
 import operator
@@ -139,6 +140,15 @@ def get(model_id: str) -> ModelSpec:
     if model_id not in specs:
         raise UnknownChoice("model", model_id, specs)
     return specs[model_id]
+
+
+def exact_exp(x) -> np.ndarray:
+    """exp(x) to 34 digits by Python's decimal module, then rounded to float64: the same bits on every CPU.
+    NumPy's float64 exp takes an AVX-512 path where the CPU has one and libm's elsewhere, so data made with it
+    differ in the last bits (and in their hash) between machines."""
+    context = decimal.Context(prec=34)
+    values = np.asarray(x, dtype=np.float64)
+    return np.array([float(context.exp(decimal.Decimal(v))) for v in values.ravel().tolist()]).reshape(values.shape)
 
 
 def data_hash(data: dict) -> str:

@@ -6,7 +6,7 @@ exp(h / 2), which breaks prior-predictive checks and the density test's prior po
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, exact_exp
 
 
 def generate(seed: int, T: int) -> dict:
@@ -19,7 +19,7 @@ def generate(seed: int, T: int) -> dict:
     h[0] = mu + sigma / np.sqrt(1 - phi**2) * rng.normal()
     for t in range(1, T):
         h[t] = mu + phi * (h[t - 1] - mu) + sigma * rng.normal()
-    return {"T": T, "y": np.exp(h / 2) * rng.normal(size=T)}
+    return {"T": T, "y": exact_exp(h / 2) * rng.normal(size=T)}
 
 
 SPEC = ModelSpec(

@@ -23,12 +23,18 @@ PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference f
 
 
 def engine_label(record: dict) -> str:
-    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default). "Stan-CPU" is the
-    bundled Stan (httpstan's NUTS, one process per chain), "CmdStan-CPU" Stan through cmdstanpy and "PyStan-CPU"
-    the bundled Stan driven through pystan (older records): front ends are never pooled."""
-    name = LABELS.get(record["engine"], record["engine"])
-    name = STAN_FRONT_ENDS.get((record.get("engine_info") or {}).get("stan_interface"), name)
-    return f"{name}-{record['device'].upper()}" + ("-f32" if record["precision"] == "float32" else "")
+    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default; "-tf32": float32 on
+    a GPU with JAX's default matmul precision, TF32 on Ampere and later, as runs made before the runner asked for
+    full float32 matmuls). "Stan-CPU" is the bundled Stan (httpstan's NUTS, one process per chain), "CmdStan-CPU"
+    Stan through cmdstanpy and "PyStan-CPU" the bundled Stan driven through pystan (older records): front ends
+    are never pooled."""
+    info = record.get("engine_info") or {}
+    name = STAN_FRONT_ENDS.get(info.get("stan_interface"), LABELS.get(record["engine"], record["engine"]))
+    precision = ""
+    if record["precision"] == "float32":
+        full = record["device"] != "gpu" or info.get("matmul_precision") in ("highest", "float32")
+        precision = "-f32" if full else "-tf32"
+    return f"{name}-{record['device'].upper()}{precision}"
 
 
 def data_rows(model_id: str, size: str, resize) -> int | None:
@@ -52,6 +58,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
             "size": r["size"], "repeat": r["repeat"], "study": r.get("study") or "",
             "chains": config.get("chains"), "draws": config.get("draws"),
             "n_rows": data_rows(r["model_id"], r["size"], config.get("resize", ())),
+            "resized": ", ".join(f"{name} = {value:,}" for name, value in config.get("resize", ())),
             "config_hash": r["config_hash"], "data_hash": r.get("data_hash") or "",
             "campaign_id": r["campaign_id"], "status": r["status"],
             "valid": r["valid"], "failed_gates": ", ".join(r["failed_gates"]),
@@ -78,7 +85,7 @@ def tidy(all_records: list[dict]) -> pd.DataFrame:
     return runs
 
 
-KEYS = ["machine", "study", "model_id", "size", "config_hash", "data_hash", "engine", "device", "label"]
+KEYS = ["machine", "study", "model_id", "size", "resized", "config_hash", "data_hash", "engine", "device", "label"]
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
 from reports.claims import crossover  # noqa: E402
+from runner import records  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
 
@@ -149,14 +150,15 @@ def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str]) ->
 def chains_svg(runs: pd.DataFrame, rwmh: list[dict]) -> str:
     """Samples/s and ESS/s against the number of chains: NUTS/ChEES runs and random-walk Metropolis."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-    for label, line in runs.sort_values("chains").groupby("label", sort=True):
-        left.plot(line.chains, line.chains * line.draws / line.sampling_s, marker="o", label=label)
-        right.plot(line.chains, line.ess_per_s, marker="o", label=label)
-    table = pd.DataFrame(rwmh)
+    for (label, machine), line in runs.sort_values("chains").groupby(["label", "machine"], sort=True):
+        left.plot(line.chains, line.chains * line.draws / line.sampling_s, marker="o", label=f"{label} ({machine})")
+        right.plot(line.chains, line.ess_per_s, marker="o", label=f"{label} ({machine})")
+    table = pd.DataFrame([{**m, "line": f"RWMH {m['backend']}-{records.measurement_device(m).upper()} "
+                           f"({records.machine_slug(m['provenance']['machine'])})"} for m in rwmh])
     if not table.empty:
-        for backend, line in table.sort_values("chains").groupby("backend", sort=True):
-            left.plot(line.chains, line.draws_per_s, marker="s", ls="--", label=f"RWMH {backend}")
-            right.plot(line.chains, line.ess_per_s, marker="s", ls="--", label=f"RWMH {backend}")
+        for line_label, line in table.sort_values("chains").groupby("line", sort=True):
+            left.plot(line.chains, line.draws_per_s, marker="s", ls="--", label=line_label)
+            right.plot(line.chains, line.ess_per_s, marker="s", ls="--", label=line_label)
     return log_log_pair(fig, "chains", "draws/s (all chains)", "ESS/s (min bulk)", legend=left)
 
 

@@ -82,7 +82,7 @@ def _run(cmd: list[str]) -> str | None:
 
 @cache
 def machine() -> dict:
-    """CPU model, cores, memory and any NVIDIA GPU: enough to tell two machines apart."""
+    """CPU model, cores (all, and those usable here), memory and any NVIDIA GPU: enough to tell two machines apart."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -101,6 +101,8 @@ def machine() -> dict:
         "hostname": platform.node(),
         "cpu": cpu,
         "cores": os.cpu_count(),
+        # The cores this process may run on: fewer than `cores` when runs were pinned (taskset) beside others.
+        "cores_usable": len(os.sched_getaffinity(0)),
         "memory_gib": memory_gib,
         "gpu": gpu.splitlines() if gpu else [],
         "os": platform.platform(),
@@ -143,6 +145,15 @@ def measurement(study: str, fields: dict) -> dict:
     """A study measurement that is not a sampler run, with the same provenance as a run record."""
     return {"schema_version": SCHEMA_VERSION, "kind": "measurement", "study": study, "created": now(),
             "provenance": provenance(), **fields}
+
+
+def measurement_device(measurement: dict) -> str:
+    """Where a study measurement ran: "cpu" or "gpu" (measurements made before the field existed: JAX ran where
+    the study's --device said, NumPy on the CPU)."""
+    if "device" in measurement:
+        return measurement["device"]
+    on_gpu = measurement.get("backend") == "jax" and "--device gpu" in measurement["provenance"]["command"]
+    return "gpu" if on_gpu else "cpu"
 
 
 def append(path: Path, record: dict) -> None:

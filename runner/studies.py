@@ -54,10 +54,12 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
 
     steps = RWMH_STEPS[scale]
     initial = np.zeros(chains)
+    device = "cpu"
     if backend == "jax":
         import jax
 
         jax.config.update("jax_enable_x64", True)
+        device = "cpu" if jax.default_backend() == "cpu" else "gpu"
         run = jax.jit(rwmh.rwmh_jax, static_argnums=(2, 3)).lower(
             jax.random.PRNGKey(seed), initial, steps, RWMH_STEP_SIZE).compile()
         start = time.perf_counter()
@@ -69,7 +71,7 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
         wall = time.perf_counter() - start
     kept = np.asarray(draws)[steps // 2:].T  # (chains, draws): the first half is burn-in
     ess = float(az.ess(xr.Dataset({"x": (("chain", "draw"), kept)}), method="bulk")["x"])
-    return {"backend": backend, "chains": chains, "steps": steps, "wall_s": wall,
+    return {"backend": backend, "device": device, "chains": chains, "steps": steps, "wall_s": wall,
             "draws_per_s": chains * steps / wall, "ess_bulk": ess, "ess_per_s": ess / wall,
             "acceptance": float(acceptance)}
 

@@ -26,6 +26,7 @@ def test_blackjax_traces_warmup_and_sampling_once_each(engine_name):
     assert result.stats.n_leapfrog.shape == (4, 300) and result.stats.n_leapfrog.min() >= 1
     assert result.timings.compile_s > 0 and result.timings.warmup_s > 0 and result.timings.sampling_s > 0
     assert result.info["dtype"] == "float64" and result.info["chain_method"] == "vectorized"
+    assert result.info["matmul_precision"] == "highest"  # never TF32 on a GPU
     metrics = summarise(result, [p.name for p in spec.parameters])
     assert metrics["min_ess_bulk"] > 50
 

@@ -1,5 +1,9 @@
 """Every registered model: seeded generators, data keys = the Stan data block, names shared by all three files."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numpyro import handlers
@@ -29,6 +33,29 @@ def test_generator_is_deterministic_per_seed(spec):
     assert models.data_hash(first) == models.data_hash(again)
     for key in first:
         np.testing.assert_array_equal(first[key], again[key])
+
+
+def test_data_bits_do_not_depend_on_the_cpu():
+    """Every generator gives the same data with NumPy's CPU-specific SIMD paths switched off (as on a CPU without
+    them): data hashes in references and records must match on any machine."""
+    from numpy._core import _multiarray_umath as umath
+
+    simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+    if not simd:
+        pytest.skip("this CPU has none of NumPy's dispatched SIMD feature sets to switch off")
+    script = ("import models; from numpy._core import _multiarray_umath as u; "
+              "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
+              "print(' '.join(models.data_hash(s.data(size, seed=3)) "
+              "for s in models.registry().values() for size in ('tiny', 'small')))")
+
+    def hashes(**env):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                             cwd=models.ROOT, env={**os.environ, **env}).stdout.splitlines()
+        return out[0], out[1]
+
+    (used, plain), (unused, scalar) = hashes(), hashes(NPY_DISABLE_CPU_FEATURES=" ".join(simd))
+    assert used == str(simd) and unused == "[]"
+    assert scalar == plain
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.id.split("-")[0].endswith("_synth")], ids=lambda s: s.id)

@@ -82,6 +82,7 @@ def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, 
 def test_provenance_names_machine_versions_and_commit():
     prov = records.provenance()
     assert prov["machine"]["cores"] >= 1 and prov["machine"]["cpu"]
+    assert 1 <= prov["machine"]["cores_usable"] <= prov["machine"]["cores"]
     assert {"jax", "numpyro", "pystan", "httpstan", "arviz", "python"} <= set(prov["versions"])
     assert prov["versions"]["numpyro"] is not None
     assert "git_commit" in prov and "command" in prov

@@ -155,12 +155,24 @@ def test_claims_say_what_was_measured_and_why_not(report):
     assert {"Tran &amp; Hoffman 2018 (Edward2)", "Ingram 2021", "rlouf 2020", "TFP on JAX (seed 002)"} <= set(sources)
     verdicts = dict(zip(sources, (v for _, v in rows)))
     assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"] == "not measured here"
-    assert "no GPU run of the data-size study" in claims
+    assert "no valid GPU runs of Bradley–Terry in the data-size study" in claims
     # The devices study ran on simulated CPU devices: a speed-up there is not evidence either way.
     assert verdicts["TFP on JAX (seed 002)"].startswith("not measured here: the 4 devices are one CPU split by XLA")
     # Stan-CPU ÷ NumPyro-CPU is measured on these records: a verdict, never "not measured".
     maskell = [v for s, v in rows if s == "Maskell, StanCon 2024"]
     assert maskell[2].startswith(("reproduced", "not reproduced"))
+
+
+def test_an_unmeasured_claim_lists_the_invalid_runs_that_could_have_measured_it(tmp_path, fixture_records):
+    covtype = next(r for r in fixture_records if r["model_id"] == "covtype_synth-logistic_regression")
+    large = copy.deepcopy(covtype)
+    large.update(size="large", valid=False, failed_gates=["rhat"], run_id="large-invalid")
+    html = build(write(tmp_path, [*fixture_records, large]), tmp_path / "r").read_text()
+    claims = html[html.index('<section id="claims">'):]
+    claims = claims[:claims.index("</section>")]
+    label = engine_label(large)
+    assert f"invalid runs, not used: {label} {large['metrics']['ms_per_gradient']:.3g} ms per gradient" in claims
+    assert "failed rhat" in claims
 
 
 def test_studies_are_plotted(report):
@@ -210,3 +222,33 @@ def test_provenance_names_the_workers_malloc_settings_and_records_made_without_t
     malloc = re.search(r'<p id="malloc">(.*?)</p>', html, re.S).group(1)
     assert "glibc.malloc.mmap_threshold=1" in malloc
     assert ("not set (glibc&#39;s adaptive defaults)" in malloc) == bool(untuned)
+
+
+@pytest.mark.parametrize("device, precision, matmul, label", [
+    ("gpu", "float32", "highest", "NumPyro-GPU-f32"),
+    ("gpu", "float32", None, "NumPyro-GPU-tf32"),  # JAX's default matmul precision: TF32 on Ampere and later
+    ("gpu", "float64", None, "NumPyro-GPU"),
+    ("cpu", "float64", "highest", "NumPyro-CPU"),
+])
+def test_gpu_float32_runs_with_tf32_matmuls_are_never_pooled_with_full_float32(device, precision, matmul, label):
+    info = {"dtype": precision} | ({"matmul_precision": matmul} if matmul else {})
+    assert engine_label({"engine": "numpyro", "device": device, "precision": precision,
+                         "engine_info": info}) == label
+
+
+def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
+    from reports.claims import rlouf_row
+
+    def rwmh(backend, draws_per_s, command, device=None, gpu=()):
+        machine = {"cpu": "Some CPU", "cores": 16, "cores_usable": 3, "gpu": list(gpu)}
+        m = {"measure": "rwmh", "backend": backend, "chains": 1024, "draws_per_s": draws_per_s,
+             "provenance": {"machine": machine, "command": command}}
+        return m | ({"device": device} if device else {})
+
+    on_gpu = rwmh("jax", 1e9, "cli.py study chains --device gpu", gpu=["NVIDIA H100 80GB HBM3, 580, 81559 MiB"])
+    assert rlouf_row([on_gpu])["verdict"] == "not measured here"  # a record without the field: from --device
+    slow_cpu = rwmh("jax", 1e6, "cli.py study chains", device="cpu")
+    row = rlouf_row([on_gpu, slow_cpu])
+    assert row["verdict"].startswith("not reproduced")  # 1e9 draws take 1000 s on this CPU; the GPU does not count
+    assert "JAX-CPU: 1e+06 draws/s" in row["measured"] and "JAX-GPU: 1e+09 draws/s" in row["measured"]
+    assert "(NVIDIA H100 80GB HBM3)" in row["measured"] and "(Some CPU, 3 cores)" in row["measured"]

@@ -10,6 +10,9 @@ from runner.config import Placement
 from runner.paths import cache_dir
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda"}
+# float32 means float32 in every matmul: JAX's default precision on Ampere and Hopper GPUs is TF32 (10-bit
+# mantissa), an ML-training trade: a log density summed over many rows loses the accuracy NUTS relies on.
+MATMUL_PRECISION = "highest"
 
 COMPILE_EVENTS = (
     "/jax/core/compile/jaxpr_trace_duration",
@@ -68,6 +71,7 @@ def start_jax(placement: Placement, chains: int):
     numpyro.enable_x64(placement.precision == "float64")
     import jax
 
+    jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
     jax.config.update("jax_compilation_cache_dir", str(cache_dir() / "jax"))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     if jax.default_backend() != placement.device:
@@ -88,4 +92,5 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "device_kind": used[0].device_kind,
         "chain_method": placement.chain_method,
         "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
+        "matmul_precision": jax.config.jax_default_matmul_precision,
     }
