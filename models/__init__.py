@@ -13,8 +13,9 @@ import decimal
 import hashlib
 import importlib.util
 import operator
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -31,6 +32,15 @@ SIZE_NAMES = ("tiny", "small", "default", "large")
 
 class UsageError(ValueError):
     """Bad input from a user (command line, config, results path): one line, exit code 2."""
+
+
+class SizeError(UsageError):
+    """Sizes a data generator refuses (its own validation, e.g. fewer than two players): bad input, exit 2. Any
+    other exception from a generator is a bug and surfaces as one."""
+
+
+class SpecError(UsageError):
+    """A model spec file that cannot be loaded: one line naming the file, exit 2."""
 
 
 class UnknownChoice(UsageError):
@@ -78,10 +88,22 @@ class ModelSpec:
     parameters: tuple[Parameter, ...]
     sizes: dict[str, dict[str, int]]
     generate: Callable[..., dict]
+    # What dominates a gradient's cost (the report groups and describes models by it).
     regime: str = ""
     # Parameters whose unconstraining transform differs between Stan and NumPyro (e.g. Stan's simplex is
     # ILR-based, NumPyro's is stick-breaking): the density check then compares log densities, not gradients.
     different_transforms: tuple[str, ...] = ()
+    # The size entry that counts observations (rows, matches): the N that data-size studies grow and claims
+    # quote. None: no such axis.
+    n_key: str | None = None
+    # The scaling studies this model takes part in ("data-size", "chains", "devices"), and the seed claims its
+    # runs speak to ("tran_hoffman", "ingram", "carpenter"; see reports/claims.py).
+    studies: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()
+    # Devices study: the data entries split by rows over the devices, and the sizes per study scale (rows a
+    # multiple of the device counts).
+    shard_rows: tuple[str, ...] = ()
+    shard_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def data_name(self) -> str:
@@ -120,12 +142,20 @@ class ModelSpec:
 
 
 def _load_spec(path: Path) -> ModelSpec:
+    """The file's ``SPEC``; a file that fails to import or defines no valid SPEC is a SpecError naming it."""
     module_spec = importlib.util.spec_from_file_location(f"models._spec_{path.stem.replace('-', '__')}", path)
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    spec = module.SPEC
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as err:  # a user's spec file: whatever it raises, name the file and the error in one line
+        where = next((f" (line {frame.lineno})" for frame in reversed(traceback.extract_tb(err.__traceback__))
+                      if frame.filename == str(path)), "")
+        raise SpecError(f"model spec {path}{where} does not load: {type(err).__name__}: {err}") from None
+    spec = getattr(module, "SPEC", None)
+    if not isinstance(spec, ModelSpec):
+        raise SpecError(f"model spec {path} defines no SPEC = ModelSpec(...)")
     if spec.id != path.stem:
-        raise ValueError(f"{path}: SPEC.id '{spec.id}' differs from the file name")
+        raise SpecError(f"model spec {path}: SPEC.id '{spec.id}' differs from the file name")
     return spec
 
 

@@ -10,7 +10,7 @@ benchmark should hinge on.
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 N_CONTINUOUS = 10
 MIN_RATE = 0.01
@@ -19,7 +19,7 @@ MIN_RATE = 0.01
 def generate(seed: int, N: int, D: int) -> dict:
     """N rows, D standardised features; the intercept is the parameter ``alpha``."""
     if N < 1 or D < 1:
-        raise ValueError(f"covtype_synth needs N >= 1 and D >= 1, got N={N}, D={D}")
+        raise SizeError(f"covtype_synth needs N >= 1 and D >= 1, got N={N}, D={D}")
     rng = np.random.default_rng(seed)
     n_cont = min(N_CONTINUOUS, D)
     common = rng.normal(size=(N, 1))
@@ -47,4 +47,9 @@ SPEC = ModelSpec(
         "large": {"N": 581_012, "D": 54},  # the full covertype size used by Edward2 and NumPyro
     },
     generate=generate,
+    n_key="N",
+    studies=("data-size", "chains", "devices"),
+    claims=("tran_hoffman",),
+    shard_rows=("X", "y"),
+    shard_sizes={"tiny": {"N": 800, "D": 5}, "cpu": {"N": 80_000, "D": 54}, "gpu": {"N": 581_008, "D": 54}},
 )

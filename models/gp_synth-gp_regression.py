@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, N: int) -> dict:
     """N noisy observations of a smooth function at sorted random inputs on [-5, 5]."""
     if N < 2:
-        raise ValueError(f"gp_synth needs N >= 2, got N={N}")
+        raise SizeError(f"gp_synth needs N >= 2, got N={N}")
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(-5.0, 5.0, size=N))
     f = np.sin(1.3 * x) + 0.5 * np.cos(0.4 * x)
@@ -22,4 +22,5 @@ SPEC = ModelSpec(
     parameters=(Parameter("rho"), Parameter("alpha"), Parameter("sigma")),
     sizes={"tiny": {"N": 20}, "small": {"N": 100}, "default": {"N": 500}, "large": {"N": 4_000}},
     generate=generate,
+    n_key="N",
 )

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, I: int, J: int) -> dict:
     """I items answered by J students; ``y[i, j] = 1`` when student j got item i right."""
     if I < 2 or J < 2:
-        raise ValueError(f"irt_synth needs I >= 2 items and J >= 2 students, got I={I}, J={J}")
+        raise SizeError(f"irt_synth needs I >= 2 items and J >= 2 students, got I={I}, J={J}")
     rng = np.random.default_rng(seed)
     ability = rng.normal(size=J)
     discrimination = np.exp(0.3 * rng.normal(size=I))
@@ -31,4 +31,5 @@ SPEC = ModelSpec(
         "large": {"I": 100, "J": 10_000},
     },
     generate=generate,
+    claims=("carpenter",),
 )

@@ -8,7 +8,7 @@ at N = 2000 (min ESS < 10 of 4000 draws), so no run would pass the validity gate
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 LOCATIONS = (-5.0, -1.0, 3.0, 7.0)
 SCALES = (1.0, 1.2, 0.8, 1.5)
@@ -18,7 +18,7 @@ WEIGHTS = (0.2, 0.3, 0.1, 0.4)
 def generate(seed: int, N: int) -> dict:
     """N draws from the data mixture; the model fits K = 4 components to them."""
     if N < 2:
-        raise ValueError(f"mixture_synth needs N >= 2, got N={N}")
+        raise SizeError(f"mixture_synth needs N >= 2, got N={N}")
     rng = np.random.default_rng(seed)
     component = rng.choice(len(WEIGHTS), size=N, p=WEIGHTS)
     y = rng.normal(np.take(LOCATIONS, component), np.take(SCALES, component))
@@ -32,5 +32,6 @@ SPEC = ModelSpec(
     parameters=(Parameter("w", ("K",)), Parameter("mu", ("K",)), Parameter("sigma", ("K",))),
     sizes={"tiny": {"N": 500}, "small": {"N": 2_000}, "default": {"N": 20_000}, "large": {"N": 1_000_000}},
     generate=generate,
+    n_key="N",
     different_transforms=("w",),  # simplex: Stan >= 2.36 maps it through an isometric log ratio, NumPyro stick-breaks
 )

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, N: int, D: int, K: int) -> dict:
     """N "images" of D pixel intensities in [0, 1] from K classes: a sparse prototype per class, jittered."""
     if N < 2 or D < 1 or K < 2:
-        raise ValueError(f"mnist_synth needs N >= 2, D >= 1, K >= 2, got N={N}, D={D}, K={K}")
+        raise SizeError(f"mnist_synth needs N >= 2, D >= 1, K >= 2, got N={N}, D={D}, K={K}")
     rng = np.random.default_rng(seed)
     prototypes = rng.uniform(size=(K, D)) * (rng.uniform(size=(K, D)) < 0.3)  # ~70% dark pixels per class
     labels = rng.integers(K, size=N)
@@ -29,4 +29,5 @@ SPEC = ModelSpec(
         "large": {"N": 60_000, "D": 784, "K": 10},  # MNIST's training set
     },
     generate=generate,
+    n_key="N",
 )

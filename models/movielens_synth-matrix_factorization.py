@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, U: int, M: int, K: int) -> dict:
     """A U x M 0/1 watch matrix from rank-K user/movie factors plus user and movie popularity biases."""
     if U < 2 or M < 2 or not 1 <= K <= min(U, M):
-        raise ValueError(f"movielens_synth needs U, M >= 2 and 1 <= K <= min(U, M), got U={U}, M={M}, K={K}")
+        raise SizeError(f"movielens_synth needs U, M >= 2 and 1 <= K <= min(U, M), got U={U}, M={M}, K={K}")
     rng = np.random.default_rng(seed)
     user_factors = rng.normal(size=(U, K))
     movie_factors = rng.normal(size=(M, K))
@@ -33,4 +33,8 @@ SPEC = ModelSpec(
         "large": {"U": 6_040, "M": 3_706, "K": 20},  # MovieLens-1M's users x movies
     },
     generate=generate,
+    studies=("devices",),
+    shard_rows=("y",),
+    shard_sizes={"tiny": {"U": 32, "M": 20, "K": 2}, "cpu": {"U": 320, "M": 200, "K": 5},
+                 "gpu": {"U": 6_040, "M": 3_706, "K": 20}},
 )

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, N: int, J: int) -> dict:
     """N homes in J counties of uneven size; x = 1 when measured on the first floor, y = log radon."""
     if N < J or J < 2:
-        raise ValueError(f"radon_synth needs J >= 2 counties and N >= J homes, got N={N}, J={J}")
+        raise SizeError(f"radon_synth needs J >= 2 counties and N >= J homes, got N={N}, J={J}")
     rng = np.random.default_rng(seed)
     alpha = 1.5 + 0.3 * rng.normal(size=J)
     beta = -0.6 + 0.2 * rng.normal(size=J)
@@ -33,4 +33,5 @@ SPEC = ModelSpec(
         "large": {"N": 200_000, "J": 3_000},
     },
     generate=generate,
+    n_key="N",
 )

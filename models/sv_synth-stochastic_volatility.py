@@ -6,13 +6,13 @@ exp(h / 2), which breaks prior-predictive checks and the density test's prior po
 
 import numpy as np
 
-from models import ModelSpec, Parameter, exact_exp
+from models import ModelSpec, Parameter, SizeError, exact_exp
 
 
 def generate(seed: int, T: int) -> dict:
     """T mean-zero returns whose log-variance follows a stationary AR(1) (mu -1, phi 0.95, sigma 0.25)."""
     if T < 2:
-        raise ValueError(f"sv_synth needs T >= 2, got T={T}")
+        raise SizeError(f"sv_synth needs T >= 2, got T={T}")
     rng = np.random.default_rng(seed)
     mu, phi, sigma = -1.0, 0.95, 0.25
     h = np.empty(T)
@@ -29,4 +29,5 @@ SPEC = ModelSpec(
     parameters=(Parameter("mu"), Parameter("phi"), Parameter("sigma"), Parameter("h_std", ("T",))),
     sizes={"tiny": {"T": 300}, "small": {"T": 1_000}, "default": {"T": 3_000}, "large": {"T": 20_000}},
     generate=generate,
+    n_key="T",
 )

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from models import ModelSpec, Parameter, SizeError
 
 TRUE_SIGMA_PLAYER = 0.8
 
@@ -10,7 +10,7 @@ TRUE_SIGMA_PLAYER = 0.8
 def generate(seed: int, n_players: int, n_matches: int) -> dict:
     """Players meet at random, busier players more often; ``y = 1`` when player1 won."""
     if n_players < 2 or n_matches < 1:
-        raise ValueError(f"tennis_synth needs n_players >= 2 and n_matches >= 1, got {n_players}, {n_matches}")
+        raise SizeError(f"tennis_synth needs n_players >= 2 and n_matches >= 1, got {n_players}, {n_matches}")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, TRUE_SIGMA_PLAYER, size=n_players)
     activity = rng.lognormal(0.0, 1.0, size=n_players)
@@ -40,4 +40,7 @@ SPEC = ModelSpec(
         "large": {"n_players": 5_000, "n_matches": 200_000},
     },
     generate=generate,
+    n_key="n_matches",
+    studies=("data-size",),
+    claims=("ingram",),
 )

@@ -10,117 +10,95 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 import jinja2
+import msgspec
 import pandas as pd
 
 import models
 from reports import claims, figures, headline, stats
-from runner import records, references, studies, validity
+from runner import records, references, validity
+from runner.engines import STAN, family
+from runner.records import RunRecord
 
-LABELS = {"stan": "Stan", "numpyro": "NumPyro", "blackjax_nuts": "BlackJAX-NUTS", "blackjax_chees": "BlackJAX-ChEES"}
-# Stan front ends other than the bundled driver ("httpstan"), by the engine_info's stan_interface.
-STAN_FRONT_ENDS = {"cmdstanpy": "CmdStan", "pystan": "PyStan"}
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
+# A record's measurement key (its group of repeats) as the columns of the runs table.
+KEYS = records.MEASUREMENT_FIELDS
 
 
-def engine_label(record: dict) -> str:
-    """E.g. "NumPyro-CPU", "NumPyro-GPU-f32" (float32 marked, float64 the unmarked default; "-tf32": float32 on
-    a GPU with JAX's default matmul precision, TF32 on Ampere and later, as runs made before the runner asked for
-    full float32 matmuls). "Stan-CPU" is the bundled Stan (httpstan's NUTS, one process per chain), "CmdStan-CPU"
-    Stan through cmdstanpy and "PyStan-CPU" the bundled Stan driven through pystan (older records): front ends
-    are never pooled."""
-    info = record.get("engine_info") or {}
-    name = STAN_FRONT_ENDS.get(info.get("stan_interface"), LABELS.get(record["engine"], record["engine"]))
-    precision = ""
-    if record["precision"] == "float32":
-        full = record["device"] != "gpu" or info.get("matmul_precision") in ("highest", "float32")
-        precision = "-f32" if full else "-tf32"
-    return f"{name}-{record['device'].upper()}{precision}"
-
-
-def data_rows(model_id: str, size: str, resize) -> int | None:
-    """The N a data-size study grows (rows of logistic regression, matches of Bradley–Terry), else None."""
-    spec = models.registry().get(model_id)
-    if spec is None or model_id not in studies.DATA_SIZE or size not in spec.sizes:
-        return None
-    return spec.size_kwargs(size, resize)[studies.DATA_SIZE[model_id][1]]
-
-
-def tidy(all_records: list[dict]) -> pd.DataFrame:
-    """One row per record: identity, status, timings and metrics."""
+def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
+    """One row per record: identity, engine setup, sizes, status, timings and metrics; and the cold ESS/s."""
+    registry = models.registry()
     rows = []
     for r in all_records:
-        metrics, timings, config = r.get("metrics") or {}, r.get("timings") or {}, r.get("config") or {}
+        metrics, timings, sizes = r.metrics, r.timings, r.sizes or {}
+        spec = registry.get(r.model_id)
+        n_key = spec.n_key if spec else None  # which size entry is N: a fact of the model; its value: the record's
         rows.append({
-            "machine": records.machine_slug(r["provenance"]["machine"]),
-            "gpus": r["provenance"]["machine"].get("gpu") or [],  # for the roofline; left out of runs.csv
-            "model_id": r["model_id"], "engine": r["engine"], "device": r["device"], "precision": r["precision"],
-            "chain_method": r["chain_method"], "label": engine_label(r),
-            "size": r["size"], "repeat": r["repeat"], "study": r.get("study") or "",
-            "chains": config.get("chains"), "draws": config.get("draws"),
-            "n_rows": data_rows(r["model_id"], r["size"], config.get("resize", ())),
-            "resized": ", ".join(f"{name} = {value:,}" for name, value in config.get("resize", ())),
-            "config_hash": r["config_hash"], "data_hash": r.get("data_hash") or "",
-            "campaign_id": r["campaign_id"], "status": r["status"],
-            "valid": r["valid"], "failed_gates": ", ".join(r["failed_gates"]),
-            "reference_max_z": ((r.get("gates") or {}).get("reference") or {}).get("max_z"),
-            "created": r["created"],
-            "stan_interface": (r.get("engine_info") or {}).get("stan_interface"),
-            "compile_s": timings.get("compile_s"), "compile_cached": timings.get("compile_cached"),
-            "warmup_s": timings.get("warmup_s"), "sampling_s": timings.get("sampling_s"),
-            "run_s": timings.get("run_s"),
-            "min_ess_bulk": metrics.get("min_ess_bulk"), "min_ess_tail": metrics.get("min_ess_tail"),
-            "ess_per_s": metrics.get("ess_per_s"),
-            "ms_per_gradient": metrics.get("ms_per_gradient"),
-            "ess_per_1000_gradients": metrics.get("ess_per_1000_gradients"),
-            "n_parameters": metrics.get("n_parameters"),
-            "max_rhat": metrics.get("max_rhat"), "divergences": metrics.get("divergences"),
-            "error": r.get("error", ""), "run_id": r["run_id"],
+            **r.measurement_key()._asdict(),
+            "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv
+            "engine": r.engine, "family": family(r.engine) or "", "front_end": r.front_end, "device": r.device,
+            "precision": r.precision, "chain_method": r.chain_method,
+            "repeat": r.repeat, "chains": r.config.chains, "draws": r.config.draws,
+            "n_rows": sizes.get(n_key) if n_key else None, "features": sizes.get("D"),
+            "resized": ", ".join(f"{name} = {value:,}" for name, value in r.config.resize),
+            "campaign_id": r.campaign_id, "status": r.status,
+            "valid": r.valid, "failed_gates": ", ".join(r.failed_gates),
+            "reference_max_z": r.gates.get("reference", {}).get("max_z"),
+            "created": r.created,
+            "compile_s": timings.compile_s if timings else None,
+            "compile_cached": timings.compile_cached if timings else None,
+            "warmup_s": timings.warmup_s if timings else None, "sampling_s": timings.sampling_s if timings else None,
+            "run_s": timings.run_s if timings else None,
+            **{name: getattr(metrics, name) if metrics else None for name in (
+                "min_ess_bulk", "min_ess_tail", "ess_per_s", "ms_per_gradient", "ess_per_1000_gradients",
+                "n_parameters", "max_rhat", "divergences")},
+            "error": r.error, "run_id": r.run_id,
         })
     runs = pd.DataFrame(rows)
-    # Cold ESS/s charges every valid repeat its group's largest compile time (the uncached build), since a
-    # later repeat's compile may have come from a cache; a group compiled from a cache every time has none.
-    ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
-    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
-    runs["ess_per_s_cold"] = runs.min_ess_bulk / (runs.run_s + cold_compile)
+    runs["ess_per_s_cold"] = cold_ess_per_s(runs)
     return runs
 
 
-KEYS = ["machine", "study", "model_id", "size", "resized", "config_hash", "data_hash", "engine", "device", "label"]
+def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
+    """ESS/s with compilation charged: every valid repeat of a measurement pays its group's largest compile time
+    (the uncached build), since a later repeat may have compiled from a cache; a group that compiled from a cache
+    every time has no cold figure. The one definition of "cold"."""
+    ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
+    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
+    return runs.min_ess_bulk / (runs.run_s + cold_compile)
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Median over the valid repeats per (machine, model, size, config, engine label), and the invalid count."""
+    """Median over the valid repeats per measurement (``KEYS``), and the invalid count."""
+    keys = [*KEYS, "resized"]  # resized: shown beside the size (it follows from the config)
     ok = runs[runs.valid]
-    summary = ok.groupby(KEYS, sort=True).agg(
+    summary = ok.groupby(keys, sort=True).agg(
         repeats=("repeat", "count"), ess_per_s=("ess_per_s", "median"), ess_per_s_cold=("ess_per_s_cold", "median"),
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
         compile_always_cached=("compile_cached", "all"),
         run_s=("run_s", "median"), min_ess_bulk=("min_ess_bulk", "median"), max_rhat=("max_rhat", "max"),
         divergences=("divergences", "sum"),
     ).reset_index()
-    invalid = runs[~runs.valid].groupby(KEYS).size().rename("invalid").reset_index()
-    summary = summary.merge(invalid, on=KEYS, how="outer").sort_values(KEYS, ignore_index=True)
+    invalid = runs[~runs.valid].groupby(keys).size().rename("invalid").reset_index()
+    summary = summary.merge(invalid, on=keys, how="outer").sort_values(keys, ignore_index=True)
     summary["invalid"] = summary.invalid.fillna(0).astype(int)
     summary["repeats"] = summary.repeats.fillna(0).astype(int)
     return summary
 
 
-def parameter_rows(model_records: list[dict]) -> tuple[list[str], list[dict], str]:
+def parameter_rows(model_records: list[RunRecord]) -> tuple[list[str], list[dict], str]:
     """Posterior means per engine label (median over valid runs) against the reference, in reference sd.
 
     Returns the labels, the rows of the parameters furthest from the reference, and where the reference came
     from (or why there is none)."""
     first = model_records[0]
-    ref = references.load(first["model_id"], first["size"])
-    resized = bool((first.get("config") or {}).get("resize"))
-    if ref is None or resized or ref["header"]["data_hash"] != first["data_hash"]:
-        return [], [], "no reference posterior for this model, size and data"
+    ref, source = references.applicable(first.model_id, first.size, first.config.resize, first.data_hash)
+    if ref is None:
+        return [], [], source
     means: dict[str, dict[str, list[float]]] = {}
     for r in model_records:
-        if r["valid"] and r.get("metrics"):
-            label = engine_label(r)
-            for name, value in r["metrics"]["posterior_mean"].items():
-                means.setdefault(name, {}).setdefault(label, []).append(value)
+        if r.valid and r.metrics:
+            for name, value in r.metrics.posterior_mean.items():
+                means.setdefault(name, {}).setdefault(r.label, []).append(value)
     labels = sorted({label for per in means.values() for label in per})
     rows = []
     for name, per_label in means.items():
@@ -132,7 +110,7 @@ def parameter_rows(model_records: list[dict]) -> tuple[list[str], list[dict], st
         rows.append({"name": name, "ref_mean": reference["mean"], "ref_sd": reference["sd"], "means": cells,
                      "z": z, "worst": max(abs(v) for v in z.values())})
     rows.sort(key=lambda row: -row["worst"])
-    return labels, rows, f"references/{first['model_id']}.{first['size']}.json ({ref['header']['command']})"
+    return labels, rows, source
 
 
 def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
@@ -144,14 +122,14 @@ def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.Data
         spec = registry.get(model_id)
         by_size = []
         for size in sorted(model_runs["size"].unique()):
-            group = [r for r in all_records if r["model_id"] == model_id and r["size"] == size and not r.get("study")]
+            group = [r for r in all_records if r.model_id == model_id and r.size == size and not r.study]
             labels, rows, source = parameter_rows(group)
             by_size.append({"size": size, "labels": labels, "rows": rows[:PARAMETERS_SHOWN],
                             "more": max(len(rows) - PARAMETERS_SHOWN, 0), "source": source})
         sections.append({
             "model_id": model_id, "summary": summary[(summary.model_id == model_id) & (summary.study == "")],
             "runs": model_runs, "parameters": by_size,
-            "description": spec.description if spec else "",
+            "description": spec.description if spec else "", "regime": spec.regime if spec else "",
             "stan_source": spec.stan_file.read_text() if spec else "",
             "jax_source": spec.jax_file.read_text() if spec else "",
             "stan_file": spec.stan_file.name if spec else "", "jax_file": spec.jax_file.name if spec else "",
@@ -164,13 +142,13 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
     out = []
     sized = runs[(runs.study == "data-size") & runs.valid]
     for (machine, model_id), group in sized.groupby(["machine", "model_id"], sort=True):
-        spec = models.registry().get(model_id)
-        features = spec.size_kwargs(group["size"].iloc[0]).get("D") if spec else None
+        features = group.features.dropna()
         gpus = group.gpus.iloc[0]
-        found = claims.crossovers(runs, model_id)
+        found = [c for c in claims.crossovers(runs, model_id) if c["machine"] == machine]
         out.append({"title": f"Data size: {model_id} on {machine}",
-                    "svg": figures.data_size_svg(group, features + 1 if features else None, gpus),
-                    "notes": [f"{c['label']} vs Stan-CPU: {c['text']}" for c in found if c["machine"] == machine]
+                    "svg": figures.data_size_svg(group, int(features.iloc[0]) + 1 if len(features) else None, gpus,
+                                                 found),
+                    "notes": [f"{c['label']} vs {c['stan_label']}: {c['text']}" for c in found]
                     + ([] if figures.bandwidth(gpus) else ["no memory-bandwidth roofline: the device's bandwidth "
                                                             "is not known (CPU, or a GPU not in the table)"])})
     chains = runs[(runs.study == "chains") & runs.valid]
@@ -188,11 +166,12 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
 
 
 def stan_front_ends(summary: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
-    """Per machine and size where CmdStan ran beside the bundled Stan: the headline's CmdStan-CPU ÷ Stan-CPU
-    ESS/s ratio and, per model, the bundled Stan's median ms per gradient ÷ CmdStan's."""
+    """Per machine and size where CmdStan ran beside the bundled Stan: the headline's CmdStan ÷ bundled Stan ESS/s
+    ratio and, per model, the bundled Stan's median ms per gradient ÷ CmdStan's."""
     out = []
     for c in comparisons:
-        if (c["numerator"], c["denominator"]) != ("CmdStan-CPU", "Stan-CPU"):
+        if (c["numerator_setup"]["front_end"], c["denominator_setup"]["front_end"]) != ("cmdstan", "bundled") \
+                or c["numerator_setup"]["engine"] != "stan" or c["denominator_setup"]["engine"] != "stan":
             continue
         rows = summary[(summary.machine == c["machine"]) & (summary["size"] == c["size"]) & (summary.study == "")]
         per_gradient = []
@@ -200,28 +179,29 @@ def stan_front_ends(summary: pd.DataFrame, comparisons: list[dict]) -> list[dict
             same = (rows.model_id == m["model_id"]) & (rows.config_hash == m["config_hash"]) & (
                 rows.data_hash == m["data_hash"])
             medians = rows[same].set_index("label").ms_per_gradient
-            per_gradient.append({"model_id": m["model_id"], "ratio": medians["Stan-CPU"] / medians["CmdStan-CPU"]})
+            per_gradient.append({"model_id": m["model_id"],
+                                 "ratio": medians[c["denominator"]] / medians[c["numerator"]]})
         out.append({**c, "per_gradient": per_gradient})
     return out
 
 
-def provenance_rows(all_records: list[dict]) -> dict:
+def provenance_rows(all_records: list[RunRecord]) -> dict:
     """Distinct machines, versions, commits and commands across the records."""
     def distinct(values):
         return sorted({json.dumps(v, sort_keys=True) for v in values})
 
-    prov = [r["provenance"] for r in all_records]
-    stan_info = [r["engine_info"] for r in all_records if r.get("engine") == "stan" and r.get("engine_info")]
+    prov = [r.provenance for r in all_records]
+    stan_info = [r.engine_info for r in all_records if family(r.engine) == STAN and r.engine_info]
     return {
-        "machines": [{**json.loads(v), "slug": records.machine_slug(json.loads(v))}
-                     for v in distinct(p["machine"] for p in prov)],
-        "versions": [json.loads(v) for v in distinct(p["versions"] for p in prov)],
-        "commits": distinct(f"{p['git_commit']}{' (dirty)' if p['git_dirty'] else ''}" for p in prov),
-        "commands": distinct(p["command"] for p in prov),
+        "machines": [{**json.loads(v), "slug": msgspec.convert(json.loads(v), records.Machine).slug}
+                     for v in distinct(records.to_builtins(p.machine) for p in prov)],
+        "versions": [json.loads(v) for v in distinct(p.versions for p in prov)],
+        "commits": distinct(f"{p.git_commit}{' (dirty)' if p.git_dirty else ''}" for p in prov),
+        "commands": distinct(p.command for p in prov),
         # Records made before the runner fixed glibc's malloc thresholds ran with glibc's adaptive defaults.
-        "glibc_tunables": sorted({p.get("glibc_tunables") or "not set (glibc's adaptive defaults)" for p in prov}),
+        "glibc_tunables": sorted({p.glibc_tunables or "not set (glibc's adaptive defaults)" for p in prov}),
         "stan": [json.loads(v) for v in distinct(stan_info)],
-        "dates": (min(r["created"] for r in all_records), max(r["created"] for r in all_records)),
+        "dates": (min(r.created for r in all_records), max(r.created for r in all_records)),
     }
 
 
@@ -252,7 +232,7 @@ def build(results: Path, out_dir: Path, nightly: dict | None = None, history: li
     """Read records from ``results`` (file or folder) and write the report into ``out_dir``; ``nightly`` (a
     ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section."""
     all_records = records.read(results)
-    measurements = records.read(results, kind="measurement")
+    measurements = records.read_measurements(results)
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
     runs = tidy(all_records)
@@ -267,7 +247,8 @@ def build(results: Path, out_dir: Path, nightly: dict | None = None, history: li
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.drop(columns="gpus").to_csv(out_dir / "runs.csv", index=False)
-    (out_dir / "records.json").write_text(json.dumps(all_records + measurements, indent=1, default=str))
+    (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in all_records] + measurements,
+                                                     indent=1, default=str))
     (out_dir / "summary.json").write_text(json.dumps(
         {"summary": summary.to_dict(orient="records"), "headline": comparisons}, indent=1,
         default=lambda o: asdict(o) if is_dataclass(o) else str(o)))

@@ -12,7 +12,6 @@ import pandas as pd
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
-from reports.claims import crossover  # noqa: E402
 from runner import records  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
@@ -118,29 +117,26 @@ def bandwidth(machine_gpus: list[str]) -> float | None:
     return None
 
 
-def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str]) -> str:
-    """One model on one machine: ESS/s vs N (crossovers marked) and ms per gradient vs N (with the GPU's
-    memory-bandwidth roofline for a dense design of ``features`` columns, when the GPU is known)."""
+def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict]) -> str:
+    """One model on one machine: ESS/s vs N (``crossovers``, from :func:`reports.claims.crossovers`, marked) and
+    ms per gradient vs N (with the GPU's memory-bandwidth roofline for a dense design of ``features`` columns,
+    when the GPU is known)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     medians = group.groupby(["label", "n_rows"]).agg(ess_per_s=("ess_per_s", "median"),
                                                      ms=("ms_per_gradient", "median"),
+                                                     device=("device", "first"),
                                                      precision=("precision", "first")).reset_index()
     for label, line in medians.groupby("label", sort=True):
         left.plot(line.n_rows, line.ess_per_s, marker="o", label=label)
         right.plot(line.n_rows, line.ms, marker="o", label=label)
-    stan = medians[medians.label == "Stan-CPU"].set_index("n_rows").ess_per_s
-    for label, line in medians[medians.label != "Stan-CPU"].groupby("label"):
-        both = pd.concat([line.set_index("n_rows").ess_per_s, stan], axis=1, keys=["jax", "stan"]).dropna()
-        if len(both) >= 2:
-            n, _ = crossover(both.index.to_numpy(float), (both.jax / both.stan).to_numpy())
-            if n is not None:
-                left.axvline(n, ls="--", lw=0.8, color="grey")
-                left.annotate(f"{label} overtakes\nStan-CPU: N≈{n:,.0f}", (n, left.get_ylim()[0]), fontsize=7,
-                              xytext=(3, 5), textcoords="offset points")
+    for c in crossovers:
+        if c["n"] is not None:
+            left.axvline(c["n"], ls="--", lw=0.8, color="grey")
+            left.annotate(f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}", (c["n"], left.get_ylim()[0]),
+                          fontsize=7, xytext=(3, 5), textcoords="offset points")
     peak = bandwidth(gpus)
     if features and peak:
-        gpu_rows = medians[medians.label.str.contains("-GPU")]
-        for precision, rows in gpu_rows.groupby("precision"):
+        for precision, rows in medians[medians.device == "gpu"].groupby("precision"):
             n = np.geomspace(rows.n_rows.min(), rows.n_rows.max(), 20)
             right.plot(n, 2 * n * features * ITEM_BYTES[precision] / peak * 1e3, ls=":", color="black",
                        label=f"roofline ({precision}: X read twice at {peak / 1e12:g} TB/s)")
@@ -154,7 +150,7 @@ def chains_svg(runs: pd.DataFrame, rwmh: list[dict]) -> str:
         left.plot(line.chains, line.chains * line.draws / line.sampling_s, marker="o", label=f"{label} ({machine})")
         right.plot(line.chains, line.ess_per_s, marker="o", label=f"{label} ({machine})")
     table = pd.DataFrame([{**m, "line": f"RWMH {m['backend']}-{records.measurement_device(m).upper()} "
-                           f"({records.machine_slug(m['provenance']['machine'])})"} for m in rwmh])
+                           f"({records.measurement_machine(m).slug})"} for m in rwmh])
     if not table.empty:
         for line_label, line in table.sort_values("chains").groupby("line", sort=True):
             left.plot(line.chains, line.draws_per_s, marker="s", ls="--", label=line_label)

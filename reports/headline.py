@@ -11,16 +11,22 @@ from itertools import combinations
 
 import pandas as pd
 
-from reports.stats import Ratio, ratios_with_geomean
+from reports.stats import ratios_with_geomean
+from runner.engines import ENGINES
+from runner.records import MEASUREMENT_FIELDS as KEYS
+from runner.records import PROBLEM_FIELDS
 
-# Which side of a pairing is the numerator: GPU before CPU, JAX engines before Stan, BlackJAX before NumPyro,
-# float32 before float64. "NumPyro-GPU ≈ k× Stan-CPU" then always reads as "how much faster is the newer way".
-ENGINE_ORDER = {"blackjax_chees": 0, "blackjax_nuts": 1, "numpyro": 2, "stan": 3}
-GROUP = ["machine", "model_id", "size", "config_hash", "data_hash"]
+# The engine setup of a label, as the claims and the Stan-side comparison need it.
+SETUP = ["label", "engine", "family", "front_end", "device", "precision"]
 
 
-def label_rank(label: str, engine: str, device: str, precision: str) -> tuple:
-    return (device != "gpu", ENGINE_ORDER.get(engine, len(ENGINE_ORDER)), precision != "float32", label)
+def label_rank(setup: dict) -> tuple:
+    """Which side of a pairing is the numerator: GPU before CPU, then the registry's engine order (JAX engines
+    before Stan, BlackJAX before NumPyro), float32 before float64. "NumPyro-GPU ≈ k× Stan-CPU" then always reads
+    as "how much faster is the newer way"."""
+    engine = ENGINES.get(setup["engine"])
+    return (setup["device"] != "gpu", engine.order if engine else len(ENGINES), setup["precision"] != "float32",
+            setup["label"])
 
 
 def comparisons(runs: pd.DataFrame) -> list[dict]:
@@ -28,17 +34,21 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
     geometric-mean ratios."""
     campaign = runs[runs.study == ""]
     ok = campaign[campaign.valid]
-    invalid = campaign[~campaign.valid].groupby([*GROUP, "label"]).size().to_dict()
+    invalid = campaign[~campaign.valid].groupby(KEYS).size().to_dict()
     pairings: dict[tuple, list[dict]] = {}
-    for key, group in ok.groupby(GROUP, sort=True):
-        labels = sorted({(r.label, r.engine, r.device, r.precision) for r in group.itertuples()},
-                        key=lambda t: label_rank(*t))
-        for (num, *_), (den, *_) in combinations(labels, 2):
+    setups: dict[str, dict] = {}
+    for key, group in ok.groupby(PROBLEM_FIELDS, sort=True):
+        problem = dict(zip(PROBLEM_FIELDS, key))
+        found = sorted((dict(zip(SETUP, values)) for values in group[SETUP].drop_duplicates().itertuples(index=False)),
+                       key=label_rank)
+        setups.update({setup["label"]: setup for setup in found})
+        for num, den in combinations([setup["label"] for setup in found], 2):
             a, b = group[group.label == num], group[group.label == den]
             cold_known = not (a.compile_cached.all() or b.compile_cached.all())
-            pairings.setdefault((key[0], key[2], num, den), []).append({
-                "model_id": key[1], "size": key[2], "config_hash": key[3], "data_hash": key[4],
-                "repeats": (len(a), len(b)), "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
+            pairings.setdefault((problem["machine"], problem["size"], num, den), []).append({
+                **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")},
+                "repeats": (len(a), len(b)),
+                "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
                 "warm_values": (a.ess_per_s.tolist(), b.ess_per_s.tolist()),
                 "cold_values": (a.ess_per_s_cold.tolist(), b.ess_per_s_cold.tolist()) if cold_known else None,
             })
@@ -50,7 +60,8 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
         cold_by_entry = {id(e): c for e, c in zip(with_cold, cold)}
         models = [{**{k: e[k] for k in ("model_id", "size", "config_hash", "data_hash", "repeats", "invalid")},
                    "warm": w, "cold": cold_by_entry.get(id(e))} for e, w in zip(entries, warm)]
-        out.append({"machine": machine, "size": size, "numerator": num, "denominator": den, "models": models,
+        out.append({"machine": machine, "size": size, "numerator": num, "denominator": den,
+                    "numerator_setup": setups[num], "denominator_setup": setups[den], "models": models,
                     "warm": warm_geo, "cold": cold_geo, "cold_models": len(with_cold),
                     "single_repeat": all(max(m["repeats"]) == 1 for m in models)})
     return out
@@ -59,8 +70,3 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
 def times(value: float) -> str:
     """A ratio as printed: two significant digits, whole numbers from 100 up (never 1e+02)."""
     return f"{value:.0f}" if value >= 100 else f"{value:.2g}"
-
-
-def interval_text(ratio: Ratio) -> str:
-    return f"{times(ratio.low)}–{times(ratio.high)}×"
-

@@ -14,9 +14,13 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+import msgspec
+
+import models
 from models import ROOT
 from runner import records, validity
 from runner.config import Job
+from runner.records import RunRecord
 
 ERROR_TAIL_LINES = 20
 # One spelling of the interpreter for every worker: httpstan's model cache key includes the executable's path,
@@ -24,22 +28,28 @@ ERROR_TAIL_LINES = 20
 WORKER_PYTHON = str(Path(sys.prefix) / "bin" / "python")
 
 
-def base_record(job: Job, campaign_id: str) -> dict:
+def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
+    """The part of a run's record known before it runs: identity, sizes, seeds, provenance."""
+    config = job.config
     return {
         "schema_version": records.SCHEMA_VERSION,
         "kind": "run",
         "run_id": uuid.uuid4().hex,
         "campaign_id": campaign_id,
         "created": records.now(),
+        "study": study,
         "model_id": job.model_id,
+        "size": config.size,
+        "sizes": models.get(job.model_id).size_kwargs(config.size, config.resize),
         "engine": job.engine,
+        "front_end": job.front_end,
         "device": job.device,
         "precision": job.placement.precision,
         "chain_method": job.placement.chain_method,
         "repeat": job.repeat,
-        "size": job.config.size,
-        "config": job.config.as_dict(),
-        "config_hash": job.config.hash(),
+        "config": config,
+        "config_hash": config.hash(),
+        "sampler_seed": config.sampler_seed(job.repeat),
         "provenance": records.provenance(),
     }
 
@@ -80,10 +90,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[dict],
-                 extra: dict | None = None) -> None:
+def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[RunRecord],
+                 study: str = "") -> None:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
-    record and the campaign goes on. ``extra`` fields (a study's name) go into every record."""
+    record and the campaign goes on. ``study`` names the scaling study the runs belong to ("" for campaigns)."""
     campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     results_file = out_dir / records.RESULTS_FILE
     log_dir = out_dir / "logs" / campaign_id
@@ -93,10 +103,11 @@ def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list
         task = progress.add_task("starting", total=len(jobs))
         for job in jobs:
             progress.update(task, description=job.label())
-            record = {**base_record(job, campaign_id), **(extra or {}), **run_one(job, timeout_s, log_dir)}
+            record = msgspec.convert({**base_record(job, campaign_id, study), **run_one(job, timeout_s, log_dir)},
+                                     RunRecord, from_attributes=True)
             records.append(results_file, record)
             written.append(record)
-            if record["status"] != "ok":
-                progress.console.print(f"[red]{record['status']}[/red]: {job.label()} (log: {record['log']})")
+            if record.status != "ok":
+                progress.console.print(f"[red]{record.status}[/red]: {job.label()} (log: {record.log})")
             progress.advance(task)
         progress.update(task, description="done")

@@ -2,8 +2,8 @@
 threshold AND significant over repeats (asv's rule), and check correctness separately against gold values
 (Stan's performance tests: every posterior mean within 0.3 reference sd).
 
-Speed: per (model, size, engine, device, precision, chain method), the ratio NEW ÷ BASE of median ESS/s and of
-median ms per gradient over valid runs, with a two-sided Mann–Whitney U test between the repeats. With 5
+Speed: per measurement (same machine, model, sizes, settings, data and engine setup: ``MeasurementKey``), the
+ratio NEW ÷ BASE of median ESS/s and of median ms per gradient over valid runs, with a two-sided Mann–Whitney U test between the repeats. With 5
 repeats a side the smallest attainable p is 0.008; with 3 it is 0.1, which can never pass alpha = 0.05, so the
 nightly suite runs 5 repeats. Correctness: NEW runs whose posterior means leave the gold band, or a group valid
 in BASE with no valid run in NEW.
@@ -16,12 +16,12 @@ import statistics
 from scipy.stats import mannwhitneyu
 
 from runner import records, references
+from runner.engines import STAN, family
+from runner.records import MeasurementKey, RunRecord
 
 THRESHOLD = 0.10
 ALPHA = 0.05
 GOLD_SD = 0.3
-KEY = ("model_id", "size", "engine", "device", "precision", "chain_method")
-COMPARED_PACKAGES = ("jax", "jaxlib", "numpyro", "blackjax", "pystan", "httpstan", "cmdstanpy", "arviz", "numpy")
 
 
 def speed_change(base: list[float], new: list[float], higher_is_better: bool, threshold: float,
@@ -38,76 +38,81 @@ def speed_change(base: list[float], new: list[float], higher_is_better: bool, th
             "new_median": statistics.median(new)}
 
 
-def gold_check(record: dict) -> dict:
+def gold_check(record: RunRecord) -> dict:
     """The largest |posterior mean − reference mean| / reference sd over the record's parameters."""
-    reference = references.load(record["model_id"], record["size"])
-    if reference is None or (record.get("config") or {}).get("resize") \
-            or reference["header"]["data_hash"] != record["data_hash"]:
-        return {"status": "unchecked", "reason": "no reference posterior for this model, size and data"}
+    reference, why = references.applicable(record.model_id, record.size, record.config.resize, record.data_hash)
+    if reference is None:
+        return {"status": "unchecked", "reason": why}
     distances = {name: abs(mean - reference["parameters"][name]["mean"]) / reference["parameters"][name]["sd"]
-                 for name, mean in record["metrics"]["posterior_mean"].items() if name in reference["parameters"]}
+                 for name, mean in record.metrics.posterior_mean.items() if name in reference["parameters"]}
     worst = max(distances, key=distances.get)
     return {"status": "passed" if distances[worst] <= GOLD_SD else "failed", "worst_parameter": worst,
             "worst_sd": distances[worst]}
 
 
-def describe(recs: list[dict]) -> dict:
+def describe(recs: list[RunRecord]) -> dict:
     """What a record set is: its campaigns, commits, machines, dates and package versions."""
     versions: dict[str, set] = {}
     for r in recs:
-        for package in COMPARED_PACKAGES:
-            versions.setdefault(package, set()).add(r["provenance"]["versions"].get(package))
-    stan = {(r.get("engine_info") or {}).get("stan_version") for r in recs if r["engine"] == "stan"} - {None}
+        for package in records.PACKAGES:
+            versions.setdefault(package, set()).add(r.provenance.versions.get(package))
+    stan = {r.engine_info.get("stan_version") for r in recs if family(r.engine) == STAN} - {None}
     if stan:
         versions["Stan"] = stan
-    return {"campaigns": sorted({r["campaign_id"] for r in recs}),
-            "commits": sorted({r["provenance"]["git_commit"] or "unknown" for r in recs}),
-            "machines": sorted({records.machine_slug(r["provenance"]["machine"]) for r in recs}),
-            "dates": [min(r["created"] for r in recs), max(r["created"] for r in recs)],
+    return {"campaigns": sorted({r.campaign_id for r in recs}),
+            "commits": sorted({r.provenance.git_commit or "unknown" for r in recs}),
+            "machines": sorted({r.machine for r in recs}),
+            "dates": [min(r.created for r in recs), max(r.created for r in recs)],
             "versions": {k: sorted(map(str, v)) for k, v in versions.items()}}
 
 
-def compare(base: list[dict], new: list[dict], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
-    """Every (model, size, engine placement) of BASE and NEW, its speed change and its correctness checks."""
+def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
+    """Every measurement (``RunRecord.measurement_key``) of BASE and NEW, its speed change and its correctness
+    checks. A measurement only on one side is noted as such; if the other side ran the same model and engine
+    setup with other settings or data, the note says so."""
     def grouped(recs):
-        out: dict[tuple, list[dict]] = {}
+        out: dict[MeasurementKey, list[RunRecord]] = {}
         for r in recs:
-            out.setdefault(tuple(r[k] for k in KEY), []).append(r)
+            out.setdefault(r.measurement_key(), []).append(r)
         return out
 
+    def loose(key: MeasurementKey) -> tuple:
+        return key._replace(config_hash="", data_hash="")
+
     base_groups, new_groups = grouped(base), grouped(new)
+    base_loose, new_loose = {loose(k) for k in base_groups}, {loose(k) for k in new_groups}
     entries = []
     for key in sorted(set(base_groups) | set(new_groups)):
         b, n = base_groups.get(key, []), new_groups.get(key, [])
-        b_ok, n_ok = [r for r in b if r["valid"]], [r for r in n if r["valid"]]
-        entry = {**dict(zip(KEY, key)), "n_base": len(b_ok), "n_new": len(n_ok), "speed": None,
-                 "speed_regression": False, "correctness_regression": False, "notes": []}
+        b_ok, n_ok = [r for r in b if r.valid], [r for r in n if r.valid]
+        entry_ = {**key._asdict(), "n_base": len(b_ok), "n_new": len(n_ok), "speed": None,
+                  "speed_regression": False, "correctness_regression": False, "notes": []}
         if not b or not n:
-            entry["notes"].append("only in BASE" if b else "only in NEW")
-        elif {(r["config_hash"], r["data_hash"]) for r in b} != {(r["config_hash"], r["data_hash"]) for r in n}:
-            entry["notes"].append("not comparable: sampler settings or data differ")
+            other = new_loose if b else base_loose
+            entry_["notes"].append(("only in BASE" if b else "only in NEW") + (
+                ": sampler settings or data differ" if loose(key) in other else ""))
         else:
             if b_ok and n_ok:
-                entry["speed"] = {
-                    "ess_per_s": speed_change([r["metrics"]["ess_per_s"] for r in b_ok],
-                                              [r["metrics"]["ess_per_s"] for r in n_ok], True, threshold, alpha),
-                    "ms_per_gradient": speed_change([r["metrics"]["ms_per_gradient"] for r in b_ok],
-                                                    [r["metrics"]["ms_per_gradient"] for r in n_ok], False,
+                entry_["speed"] = {
+                    "ess_per_s": speed_change([r.metrics.ess_per_s for r in b_ok],
+                                              [r.metrics.ess_per_s for r in n_ok], True, threshold, alpha),
+                    "ms_per_gradient": speed_change([r.metrics.ms_per_gradient for r in b_ok],
+                                                    [r.metrics.ms_per_gradient for r in n_ok], False,
                                                     threshold, alpha)}
-                entry["speed_regression"] = any(v["status"] == "regressed" for v in entry["speed"].values())
+                entry_["speed_regression"] = any(v["status"] == "regressed" for v in entry_["speed"].values())
             if b_ok and not n_ok:
-                gates = sorted({g for r in n for g in r["failed_gates"]})
-                entry["notes"].append(f"valid in BASE, no valid run in NEW (failed: {', '.join(gates)})")
-                entry["correctness_regression"] = True
+                gates = sorted({g for r in n for g in r.failed_gates})
+                entry_["notes"].append(f"valid in BASE, no valid run in NEW (failed: {', '.join(gates)})")
+                entry_["correctness_regression"] = True
         gold = [gold_check(r) for r in n_ok]
         checked = [g for g in gold if g["status"] != "unchecked"]
-        entry["gold"] = {"status": "unchecked" if not checked else
-                         "failed" if any(g["status"] == "failed" for g in checked) else "passed",
-                         "runs_checked": len(checked),
-                         "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None}
-        if entry["gold"]["status"] == "failed":
-            entry["correctness_regression"] = True
-        entries.append(entry)
+        entry_["gold"] = {"status": "unchecked" if not checked else
+                          "failed" if any(g["status"] == "failed" for g in checked) else "passed",
+                          "runs_checked": len(checked),
+                          "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None}
+        if entry_["gold"]["status"] == "failed":
+            entry_["correctness_regression"] = True
+        entries.append(entry_)
     base_info, new_info = describe(base), describe(new)
     changes = [{"package": p, "base": base_info["versions"].get(p), "new": new_info["versions"].get(p)}
                for p in sorted(set(base_info["versions"]) | set(new_info["versions"]))

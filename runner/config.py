@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,7 +49,6 @@ class RunConfig:
 
 
 DEVICES = ("cpu", "gpu")
-PRECISIONS = ("float64", "float32")
 CHAIN_METHODS = ("parallel", "vectorized", "sequential")
 
 
@@ -63,15 +63,30 @@ class Placement:
     chain_method: str = "parallel"
 
 
+class RunKey(NamedTuple):
+    """What makes two runs the same measurement, repeat included: a run with an ok record of the same key is
+    already done (``--resume``). Jobs and records build it here and nowhere else."""
+
+    model_id: str
+    engine: str
+    front_end: str
+    device: str
+    precision: str
+    chain_method: str
+    config_hash: str
+    repeat: int
+
+
 @dataclass(frozen=True)
 class Job:
-    """One (model, engine, placement, repeat) run."""
+    """One (model, engine through a front end, placement, repeat) run."""
 
     model_id: str
     engine: str
     config: RunConfig
     repeat: int = 0
     placement: Placement = Placement()
+    front_end: str = ""
 
     @property
     def device(self) -> str:
@@ -82,15 +97,15 @@ class Job:
         return (f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains · "
                 f"repeat {self.repeat + 1}")
 
-    def key(self) -> tuple:
-        """What makes two runs the same measurement (for --resume)."""
-        return (self.model_id, self.engine, *asdict(self.placement).values(), self.config.hash(), self.repeat)
+    def key(self) -> RunKey:
+        return RunKey(self.model_id, self.engine, self.front_end, *asdict(self.placement).values(),
+                      self.config.hash(), self.repeat)
 
     def as_dict(self) -> dict:
-        return {"model_id": self.model_id, "engine": self.engine, **asdict(self.placement),
-                "repeat": self.repeat, "config": self.config.as_dict()}
+        return {"model_id": self.model_id, "engine": self.engine, "front_end": self.front_end,
+                **asdict(self.placement), "repeat": self.repeat, "config": self.config.as_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
-        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method") if k in d})
-        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement)
+        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method")})
+        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"])

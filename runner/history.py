@@ -1,5 +1,5 @@
 """The history store: ``<history>/<machine>/<run folder>/results.jsonl``, one folder per nightly (or other)
-campaign, never rewritten. Machines are named by ``records.machine_slug``; folders sort by their UTC start."""
+campaign, never rewritten. Machines are named by ``Machine.slug``; folders sort by their UTC start."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from runner import records
 def new_folder(history: Path, prefix: str = "nightly") -> Path:
     """A fresh folder for this machine's next run, e.g. results/xeon-2core/nightly-20261122T031500Z."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    folder = history / records.machine_slug(records.machine()) / f"{prefix}-{stamp}"
+    folder = history / records.machine().slug / f"{prefix}-{stamp}"
     folder.mkdir(parents=True)
     return folder
 
@@ -32,7 +32,7 @@ def previous(folder: Path, prefix: str = "nightly") -> Path | None:
 def summary(folder: Path) -> dict:
     """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
     runs = records.read(folder / records.RESULTS_FILE)
-    commits = sorted({(r["provenance"]["git_commit"] or "unknown")[:10] for r in runs})
-    return {"machine": folder.parent.name, "folder": folder.name, "created": min(r["created"] for r in runs),
-            "runs": len(runs), "valid": sum(r["valid"] for r in runs),
-            "models": len({r["model_id"] for r in runs}), "commits": commits}
+    commits = sorted({(r.provenance.git_commit or "unknown")[:10] for r in runs})
+    return {"machine": folder.parent.name, "folder": folder.name, "created": min(r.created for r in runs),
+            "runs": len(runs), "valid": sum(r.valid for r in runs),
+            "models": len({r.model_id for r in runs}), "commits": commits}

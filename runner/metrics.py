@@ -7,6 +7,7 @@ import numpy as np
 from arviz_base import from_dict
 
 from runner.engines import SampleResult
+from runner.records import RunMetrics
 
 
 def _flat(dataset) -> dict[str, float]:
@@ -37,33 +38,33 @@ def parameter_table(draws: dict[str, np.ndarray], names: list[str]) -> dict[str,
     return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
 
 
-def summarise(result: SampleResult, parameter_names: list[str]) -> dict:
+def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
 
-    ``ess_per_s`` = min bulk ESS / run seconds (warmup + sampling wall, compile excluded);
-    ``ess_per_s_cold`` adds compile seconds. ``ms_per_gradient`` = sampling wall ms / gradient evaluations
-    summed over chains (throughput of the whole run, whatever the parallelism).
+    ``ess_per_s`` = min bulk ESS / run seconds (warmup + sampling wall, compile excluded). ``ms_per_gradient`` =
+    sampling wall ms / gradient evaluations summed over chains (throughput of the whole run, whatever the
+    parallelism). A NaN or inf diagnostic of any parameter (a constant chain, a non-finite draw) propagates into
+    the minimum ESS and maximum R-hat, so the validity gates see it; ``worst_parameter`` names it.
     """
     table = parameter_table(result.draws, parameter_names)
     ess_bulk = {name: row["ess_bulk"] for name, row in table.items()}
-    worst = min(ess_bulk, key=lambda k: (np.isnan(ess_bulk[k]), ess_bulk[k]))
-    min_bulk = float(np.nanmin(list(ess_bulk.values())))
+    worst = min(ess_bulk, key=lambda k: (np.isfinite(ess_bulk[k]), ess_bulk[k]))
+    min_bulk = float(np.min(list(ess_bulk.values())))
     timings = result.timings
     sampling_gradients = int(result.stats.n_leapfrog.sum())
-    return {
-        "n_parameters": len(table),
-        "min_ess_bulk": min_bulk,
-        "min_ess_tail": float(np.nanmin([row["ess_tail"] for row in table.values()])),
-        "worst_parameter": worst,
-        "max_rhat": float(np.nanmax([row["rhat"] for row in table.values()])),
-        "divergences": int(result.stats.divergent.sum()),
-        "ess_per_s": min_bulk / timings.run_s,
-        "ess_per_s_cold": min_bulk / (timings.run_s + timings.compile_s),
-        "gradients_sampling": sampling_gradients,
-        "gradients_warmup": result.stats.warmup_gradients,
-        "ms_per_gradient": 1000.0 * timings.sampling_s / sampling_gradients,
-        "ess_per_1000_gradients": 1000.0 * min_bulk / sampling_gradients,
-        "mean_leapfrog_per_draw": float(result.stats.n_leapfrog.mean()),
-        "posterior_mean": {name: row["mean"] for name, row in table.items()},
-        "posterior_mcse": {name: row["mcse_mean"] for name, row in table.items()},
-    }
+    return RunMetrics(
+        n_parameters=len(table),
+        min_ess_bulk=min_bulk,
+        min_ess_tail=float(np.min([row["ess_tail"] for row in table.values()])),
+        worst_parameter=worst,
+        max_rhat=float(np.max([row["rhat"] for row in table.values()])),
+        divergences=int(result.stats.divergent.sum()),
+        ess_per_s=min_bulk / timings.run_s,
+        gradients_sampling=sampling_gradients,
+        gradients_warmup=result.stats.warmup_gradients,
+        ms_per_gradient=1000.0 * timings.sampling_s / sampling_gradients,
+        ess_per_1000_gradients=1000.0 * min_bulk / sampling_gradients,
+        mean_leapfrog_per_draw=float(result.stats.n_leapfrog.mean()),
+        posterior_mean={name: row["mean"] for name, row in table.items()},
+        posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},
+    )

@@ -1,8 +1,11 @@
-"""Result records: one JSON object per run, appended to ``<out>/results.jsonl`` with provenance.
+"""Result records: one JSON object per run (:class:`RunRecord`), appended to ``<out>/results.jsonl``.
 
-Appends are flushed and fsync'ed one record at a time, so a killed campaign keeps every finished run. The
-reader keeps every intact record: a line that is not a JSON object (a torn last line, a corrupted line) is
-skipped with a warning; a file with lines but no readable record, or a record of another schema, is refused.
+This module owns the schema: the record type, its version and the migrations of older versions, reading and
+writing, and the keys every consumer groups by (:class:`MeasurementKey`: repeats of one measurement;
+:class:`runner.config.RunKey`: a run already done). Appends are flushed and fsync'ed one record at a time, so a
+killed campaign keeps every finished run. The reader keeps every intact record: a line that is not a JSON object
+(a torn last line, a corrupted line) or a run that does not fit the type is skipped with a warning; a file with
+lines but no readable record, or only records of another schema, is refused.
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import msgspec
 
 from models import ROOT, UsageError
+from runner.config import RunConfig, RunKey
+from runner.engines import label
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RESULTS_FILE = "results.jsonl"
 # glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
 # every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
@@ -46,9 +54,31 @@ def _v1_to_v2(record: dict) -> dict:
     return record
 
 
+# The Stan front end of a schema-2 record, from the interface its engine_info names.
+_V2_STAN_FRONT_ENDS = {"httpstan": "bundled", "cmdstanpy": "cmdstan", "pystan": "pystan"}
+_V2_JAX_FRONT_ENDS = {"numpyro": "numpyro", "blackjax_nuts": "blackjax", "blackjax_chees": "blackjax"}
+
+
+def _v2_to_v3(record: dict) -> dict:
+    """Schema 3 names every run's front end (schema 2 kept it in engine_info's ``stan_interface``; a failed Stan
+    run without one: "unknown"), gives every run a ``study`` ("" for campaigns) and ``sizes`` (schema 2 wrote
+    them for completed runs only: None for the others, never re-derived from today's presets), and drops the
+    per-run cold ESS/s (the report charges each repeat its group's uncached compile time instead)."""
+    record = {**record, "schema_version": 3}
+    if record.get("kind") != "run":
+        return record
+    info = record.get("engine_info") or {}
+    front_end = (_V2_STAN_FRONT_ENDS.get(info.get("stan_interface"), "unknown") if record["engine"] == "stan"
+                 else _V2_JAX_FRONT_ENDS.get(record["engine"], record["engine"]))
+    record = {"study": "", "sizes": None, "front_end": front_end, **record}
+    if isinstance(record.get("metrics"), dict):
+        record["metrics"] = {k: v for k, v in record["metrics"].items() if k != "ess_per_s_cold"}
+    return record
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(record: dict) -> dict:
@@ -61,12 +91,170 @@ def migrate(record: dict) -> dict:
         record = MIGRATIONS[version](record)
         version = record["schema_version"]
     return record
+
+
+# Versions recorded in every provenance, and compared between two record sets.
 PACKAGES = ("jax", "jaxlib", "numpyro", "blackjax", "optax", "pystan", "httpstan", "cmdstanpy", "arviz",
             "arviz-stats", "numpy")
 
 
 class RecordsError(UsageError):
     """A results file that cannot be read as records of this schema."""
+
+
+class Machine(msgspec.Struct, kw_only=True):
+    """CPU model, cores (all, and those usable by the run), memory and any NVIDIA GPU (nvidia-smi's name, driver,
+    memory): enough to tell two machines apart."""
+
+    hostname: str = ""
+    cpu: str = ""
+    cores: int | None = None
+    cores_usable: int | None = None  # None: recorded before runs were pinned to some cores
+    memory_gib: float | None = None
+    gpu: list[str] = []
+    os: str = ""
+
+    @property
+    def slug(self) -> str:
+        """A short, stable name: its GPU (else CPU) model and its cores, e.g. "xeon-2core", "h100-80gb-hbm3-16core".
+        Folders of results/ and every grouping of records use it."""
+        name = (self.gpu or [self.cpu or ""])[0].split(",")[0].lower()
+        name = re.sub(r"\((r|tm)\)|\b(cpu|processor|nvidia|intel|amd|genuine)\b|@.*", " ", name)
+        slug = "-".join(re.findall(r"[a-z0-9]+", name))[:32].strip("-") or "cpu"
+        return f"{slug}-{self.cores}core"
+
+
+class Provenance(msgspec.Struct, kw_only=True):
+    """Versions, machine and git state, shared by every record of a campaign."""
+
+    machine: Machine
+    versions: dict[str, str | None]
+    git_commit: str | None
+    git_dirty: bool | None
+    command: str
+    glibc_tunables: str | None = None  # None: made before the runner fixed glibc's malloc thresholds
+
+
+class RunTimings(msgspec.Struct, kw_only=True):
+    """Seconds of a completed run; ``run_s`` = warmup + sampling (the ESS/s denominator)."""
+
+    compile_s: float
+    warmup_s: float
+    sampling_s: float
+    run_s: float
+    compile_cached: bool = False
+    source: str = ""
+    detail: dict[str, Any] = {}
+
+
+class RunMetrics(msgspec.Struct, kw_only=True):
+    """What :func:`runner.metrics.summarise` computes from the draws: the one diagnostics path for all engines."""
+
+    n_parameters: int
+    min_ess_bulk: float
+    min_ess_tail: float
+    worst_parameter: str | None
+    max_rhat: float
+    divergences: int
+    ess_per_s: float
+    gradients_sampling: int
+    gradients_warmup: int | None
+    ms_per_gradient: float
+    ess_per_1000_gradients: float
+    mean_leapfrog_per_draw: float
+    posterior_mean: dict[str, float]
+    posterior_mcse: dict[str, float]
+
+
+class MeasurementKey(NamedTuple):
+    """What makes runs repeats of one measurement, and so comparable: the same machine, study, model, sizes,
+    sampler settings and data, and the same engine setup (its label: engine, front end, device, precision,
+    chain method). The report, the headline ratios and ``stanjax compare`` group by it; everything but the label
+    (``PROBLEM_FIELDS``) is what two engine setups must share to be paired."""
+
+    machine: str
+    study: str
+    model_id: str
+    size: str
+    sizes: str
+    config_hash: str
+    data_hash: str
+    label: str
+
+
+MEASUREMENT_FIELDS = list(MeasurementKey._fields)
+PROBLEM_FIELDS = MEASUREMENT_FIELDS[:-1]
+
+
+def sizes_text(sizes: dict[str, int] | None) -> str:
+    """A run's data sizes as one sortable string ("D=54, N=10000"); "" when not recorded."""
+    return ", ".join(f"{name}={value}" for name, value in sorted((sizes or {}).items()))
+
+
+class RunRecord(msgspec.Struct, kw_only=True):
+    """One run of one (model, engine setup, sampler settings, repeat): the schema of ``results.jsonl``.
+
+    Written by the campaign (identity, provenance) and the worker (timings, metrics, gates); read back through
+    :func:`read`, which upgrades older schemas (:data:`MIGRATIONS`) and refuses what does not fit this type."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["run"] = "run"
+    run_id: str
+    campaign_id: str
+    created: str
+    study: str = ""
+    model_id: str
+    size: str
+    sizes: dict[str, int] | None  # the data sizes the run used (the preset's, resized), as run; None: unknown
+    engine: str
+    front_end: str
+    device: str
+    precision: str
+    chain_method: str
+    repeat: int
+    config: RunConfig
+    config_hash: str
+    sampler_seed: int | None = None
+    provenance: Provenance
+    status: Literal["ok", "error", "timeout"]
+    wall_s: float | None = None
+    error: str = ""
+    log: str | None = None
+    data_hash: str | None = None
+    engine_info: dict[str, Any] = {}
+    timings: RunTimings | None = None
+    sampler: dict[str, Any] | None = None
+    metrics: RunMetrics | None = None
+    valid: bool
+    failed_gates: list[str]
+    gates: dict[str, dict[str, Any]]
+
+    @property
+    def machine(self) -> str:
+        return self.provenance.machine.slug
+
+    @property
+    def label(self) -> str:
+        return label(self.engine, self.front_end, self.device, self.precision, self.chain_method,
+                     self.engine_info.get("matmul_precision"))
+
+    def key(self) -> RunKey:
+        return RunKey(self.model_id, self.engine, self.front_end, self.device, self.precision, self.chain_method,
+                      self.config_hash, self.repeat)
+
+    def measurement_key(self) -> MeasurementKey:
+        return MeasurementKey(self.machine, self.study, self.model_id, self.size, sizes_text(self.sizes),
+                              self.config_hash, self.data_hash or "", self.label)
+
+
+def to_builtins(record) -> dict:
+    """A record (or a measurement dict) as plain JSON types."""
+    return msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
+
+
+def done(runs: list[RunRecord]) -> set[RunKey]:
+    """The keys of the runs already done: those with an ok record (failed runs are run again)."""
+    return {r.key() for r in runs if r.status == "ok"}
 
 
 def now() -> str:
@@ -81,8 +269,8 @@ def _run(cmd: list[str]) -> str | None:
 
 
 @cache
-def machine() -> dict:
-    """CPU model, cores (all, and those usable here), memory and any NVIDIA GPU: enough to tell two machines apart."""
+def machine() -> Machine:
+    """This machine, as records name it."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -97,29 +285,14 @@ def machine() -> dict:
     except (ValueError, OSError, AttributeError):
         pass
     gpu = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
-    return {
-        "hostname": platform.node(),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        # The cores this process may run on: fewer than `cores` when runs were pinned (taskset) beside others.
-        "cores_usable": len(os.sched_getaffinity(0)),
-        "memory_gib": memory_gib,
-        "gpu": gpu.splitlines() if gpu else [],
-        "os": platform.platform(),
-    }
-
-
-def machine_slug(machine: dict) -> str:
-    """A short, stable name for a machine: its GPU (else CPU) model and its cores, e.g. "xeon-2core",
-    "h100-80gb-hbm3-16core". Folders of results/ and the report's pairings use it."""
-    name = (machine.get("gpu") or [machine.get("cpu") or ""])[0].split(",")[0].lower()
-    name = re.sub(r"\((r|tm)\)|\b(cpu|processor|nvidia|intel|amd|genuine)\b|@.*", " ", name)
-    slug = "-".join(re.findall(r"[a-z0-9]+", name))[:32].strip("-") or "cpu"
-    return f"{slug}-{machine.get('cores')}core"
+    return Machine(hostname=platform.node(), cpu=cpu, cores=os.cpu_count(),
+                   # The cores this process may run on: fewer than `cores` when runs were pinned (taskset).
+                   cores_usable=len(os.sched_getaffinity(0)), memory_gib=memory_gib,
+                   gpu=gpu.splitlines() if gpu else [], os=platform.platform())
 
 
 @cache
-def provenance() -> dict:
+def provenance() -> Provenance:
     """Versions, machine and git state, shared by every record of a campaign."""
     versions = {"python": platform.python_version()}
     for package in PACKAGES:
@@ -131,20 +304,20 @@ def provenance() -> dict:
     dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     if commit is None and os.environ.get("STANJAX_GIT_COMMIT"):  # a Docker image: no .git, the commit built in
         commit, dirty = os.environ["STANJAX_GIT_COMMIT"], os.environ.get("STANJAX_GIT_DIRTY", "")
-    return {
-        "machine": machine(),
-        "versions": versions,
-        "git_commit": commit,
-        "git_dirty": bool(dirty) if dirty is not None else None,
-        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "glibc_tunables": worker_env()["GLIBC_TUNABLES"],
-    }
+    return Provenance(machine=machine(), versions=versions, git_commit=commit,
+                      git_dirty=bool(dirty) if dirty is not None else None,
+                      command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+                      glibc_tunables=worker_env()["GLIBC_TUNABLES"])
 
 
 def measurement(study: str, fields: dict) -> dict:
     """A study measurement that is not a sampler run, with the same provenance as a run record."""
     return {"schema_version": SCHEMA_VERSION, "kind": "measurement", "study": study, "created": now(),
-            "provenance": provenance(), **fields}
+            "provenance": to_builtins(provenance()), **fields}
+
+
+def measurement_machine(measurement: dict) -> Machine:
+    return msgspec.convert(measurement["provenance"]["machine"], Machine)
 
 
 def measurement_device(measurement: dict) -> str:
@@ -156,57 +329,82 @@ def measurement_device(measurement: dict) -> str:
     return "gpu" if on_gpu else "cpu"
 
 
-def append(path: Path, record: dict) -> None:
-    """Append one record as a JSON line, durable before returning."""
+def append(path: Path, record) -> None:
+    """Append one record (a RunRecord or a measurement dict) as a JSON line, durable before returning. A file
+    whose last line is torn (no newline: a run died mid-append) gets its newline first, so the new record starts
+    on a line of its own and the torn one stays alone, skipped by the reader."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, sort_keys=True, allow_nan=True) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
+    line = json.dumps(to_builtins(record), sort_keys=True, allow_nan=True) + "\n"
+    with open(path, "a+b") as handle:
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                line = "\n" + line
+        handle.write(line.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
 
 
-def read(path: Path, kind: str = "run") -> list[dict]:
-    """Records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path).
-
-    ``kind`` "run" gives sampler runs; "measurement" gives the studies' other measurements (RWMH, sharded
-    gradients), which carry ``"kind": "measurement"``."""
+def _files(path: Path) -> list[Path]:
     path = Path(path)
     if path.is_dir():
-        files = sorted(path.rglob("*.jsonl"))
-    elif path.exists():
-        files = [path]
-    else:
-        raise RecordsError(f"no results at {path}")
-    records = []
-    for file in files:
-        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-        skipped, foreign, kept = [], {}, 0
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict) or "schema_version" not in record:
-                skipped.append(number)
-                continue
-            try:
-                record = migrate(record)
-            except RecordsError as err:
-                foreign.setdefault(repr(record["schema_version"]), (number, err))
-                continue
-            kept += 1
-            if record.get("kind", "run") == kind:
-                records.append(record)
-        if not kept and foreign:
-            number, err = next(iter(foreign.values()))
-            raise RecordsError(f"{file}:{number}: {err}")
-        if not kept and skipped:
-            raise RecordsError(f"{file}: no readable record ({len(skipped)} unreadable line(s))")
-        if skipped or foreign:
-            what = "a torn last line" if skipped == [len(lines)] and not foreign else \
-                f"unreadable line(s) {skipped[:10]}" + (f", other schema versions {list(foreign)}" if foreign else "")
-            warnings.warn(f"{file}: skipped {what}", stacklevel=2)
-    return records
+        return sorted(path.rglob("*.jsonl"))
+    if path.exists():
+        return [path]
+    raise RecordsError(f"no results at {path}")
+
+
+def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
+    """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object, or a run that does
+    not fit :class:`RunRecord`, is skipped with a warning naming the file and line; a file with lines but no
+    readable record, or only records of another schema, is refused."""
+    lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    runs, measurements = [], []
+    skipped, invalid, foreign = [], [], {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("schema_version"), int):
+            skipped.append(number)
+            continue
+        try:
+            record = migrate(record)
+        except RecordsError as err:
+            foreign.setdefault(repr(record["schema_version"]), (number, err))
+            continue
+        if record.get("kind", "run") != "run":
+            measurements.append(record)
+            continue
+        try:
+            runs.append(msgspec.convert(record, RunRecord))
+        except (msgspec.ValidationError, KeyError, TypeError) as err:
+            invalid.append((number, str(err)))
+    kept = len(runs) + len(measurements)
+    if not kept and foreign:
+        number, err = next(iter(foreign.values()))
+        raise RecordsError(f"{file}:{number}: {err}")
+    if not kept and (skipped or invalid):
+        raise RecordsError(f"{file}: no readable record ({len(skipped) + len(invalid)} unreadable line(s))")
+    problems = []
+    if skipped:
+        problems.append("a torn last line" if skipped == [len(lines)] else f"unreadable line(s) {skipped[:10]}")
+    problems += [f"line {number}, not a run record: {why}" for number, why in invalid[:10]]
+    if foreign:
+        problems.append(f"other schema versions {list(foreign)}")
+    if problems:
+        warnings.warn(f"{file}: skipped {'; '.join(problems)}", stacklevel=3)
+    return runs, measurements
+
+
+def read(path: Path) -> list[RunRecord]:
+    """The run records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path)."""
+    return [run for file in _files(path) for run in _read_file(file)[0]]
+
+
+def read_measurements(path: Path) -> list[dict]:
+    """The studies' measurements that are not sampler runs (RWMH, sharded gradients), as dicts."""
+    return [m for file in _files(path) for m in _read_file(file)[1]]

@@ -10,6 +10,8 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+
 import models
 from models import ROOT, ModelSpec
 from runner import records
@@ -32,6 +34,19 @@ def load(model_id: str, size: str, folder: Path = REFERENCES_DIR) -> dict | None
     return json.loads(file.read_text()) if file.exists() else None
 
 
+def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple[dict | None, str]:
+    """The reference posterior that applies to a run (same model, size preset, unresized, same data), or None
+    and why not. The one rule for the validity gate, the nightly gold check and the report."""
+    if resize:
+        return None, "no reference for resized data (a study's grid point)"
+    reference = load(model_id, size)
+    if reference is None:
+        return None, "no reference for this model and size"
+    if reference["header"]["data_hash"] != data_hash:
+        return None, "the reference was made for other data (data hash differs)"
+    return reference, f"references/{model_id}.{size}.json ({reference['header']['command']})"
+
+
 def generate(spec: ModelSpec, config: RunConfig, command: str) -> dict:
     """Run the Stan engine long and summarise every scalar parameter; refuses an unconverged reference."""
     data = spec.data(config.size, config.data_seed())
@@ -39,7 +54,7 @@ def generate(spec: ModelSpec, config: RunConfig, command: str) -> dict:
     start = time.perf_counter()
     result = engine.sample(engine.compile(spec), data, config, config.sampler_seed(REFERENCE_STREAM))
     table = parameter_table(result.draws, [p.name for p in spec.parameters])
-    max_rhat = max(row["rhat"] for row in table.values())
+    max_rhat = float(np.max([row["rhat"] for row in table.values()]))
     if not max_rhat <= RHAT_MAX:
         raise RuntimeError(f"{spec.id} ({config.size}): reference run has R-hat {max_rhat:.3f} > {RHAT_MAX}")
     provenance = records.provenance()
@@ -54,10 +69,10 @@ def generate(spec: ModelSpec, config: RunConfig, command: str) -> dict:
         "sampler_seed": config.sampler_seed(REFERENCE_STREAM),
         "config": config.as_dict(),
         "engine": result.info,
-        "versions": provenance["versions"],
-        "git_commit": provenance["git_commit"],
-        "git_dirty": provenance["git_dirty"],
-        "machine": provenance["machine"]["cpu"],
+        "versions": provenance.versions,
+        "git_commit": provenance.git_commit,
+        "git_dirty": provenance.git_dirty,
+        "machine": provenance.machine.cpu,
         "created": records.now(),
         "elapsed_s": round(time.perf_counter() - start, 1),
         "max_rhat": max_rhat,

@@ -23,24 +23,20 @@ import numpy as np
 import jax_models
 import models
 
-# The data entries split by rows, per model: observations (and their covariates) only.
-ROW_KEYS = {
-    "covtype_synth-logistic_regression": ("X", "y"),
-    "movielens_synth-matrix_factorization": ("y",),
-}
 MESH_AXIS = "rows"
 
 
-def shard_rows(data: dict, model_id: str, devices) -> dict:
-    """``data`` with its row arrays split evenly over ``devices``; sizes and other entries untouched."""
+def shard_rows(data: dict, spec: models.ModelSpec, devices) -> dict:
+    """``data`` with its row arrays (``spec.shard_rows``: observations and their covariates) split evenly over
+    ``devices``; sizes and other entries untouched."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     rows = NamedSharding(Mesh(np.array(devices), (MESH_AXIS,)), PartitionSpec(MESH_AXIS))
     out = dict(data)
-    for key in ROW_KEYS[model_id]:
+    for key in spec.shard_rows:
         if len(data[key]) % len(devices):
-            raise ValueError(f"{model_id}: {len(data[key])} rows of '{key}' do not split over {len(devices)} devices")
+            raise ValueError(f"{spec.id}: {len(data[key])} rows of '{key}' do not split over {len(devices)} devices")
         out[key] = jax.device_put(data[key], rows)
     return out
 
@@ -51,7 +47,7 @@ def split_static(data: dict) -> tuple[dict, dict]:
     return static, {k: v for k, v in data.items() if k not in static}
 
 
-def potential_and_gradient(model_id: str, data: dict):
+def potential_and_gradient(spec: models.ModelSpec, data: dict):
     """A jitted ``(z, arrays) -> (potential energy, gradient)`` and an initial unconstrained point ``z``.
 
     The data arrays are arguments, not closed-over constants: jit keeps an argument's sharding, while a
@@ -59,21 +55,21 @@ def potential_and_gradient(model_id: str, data: dict):
     import jax
     from numpyro.infer.util import initialize_model, potential_energy
 
-    model = jax_models.load(models.get(model_id).model_name)
+    model = jax_models.load(spec.model_name)
     static, _ = split_static(data)
     init, *_ = initialize_model(jax.random.PRNGKey(0), model, model_kwargs=data)
     energy = jax.jit(jax.value_and_grad(lambda z, arrays: potential_energy(model, (), {**static, **arrays}, z)))
     return energy, init.z
 
 
-def compare(model_id: str, sizes: dict, n_points: int = 3) -> dict:
+def compare(spec: models.ModelSpec, sizes: dict, n_points: int = 3) -> dict:
     """Sharded vs single-device potential and gradient at a few random unconstrained points."""
     import jax
 
-    data = models.get(model_id).generate(1, **sizes)
-    energy, z0 = potential_and_gradient(model_id, data)
+    data = spec.generate(1, **sizes)
+    energy, z0 = potential_and_gradient(spec, data)
     _, single = split_static(data)
-    _, sharded = split_static(shard_rows(data, model_id, jax.devices()))
+    _, sharded = split_static(shard_rows(data, spec, jax.devices()))
     worst_value = worst_gradient = 0.0
     for i in range(n_points):
         leaves, tree = jax.tree.flatten(z0)
@@ -84,20 +80,20 @@ def compare(model_id: str, sizes: dict, n_points: int = 3) -> dict:
         for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g8)):
             worst_gradient = max(worst_gradient, float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(a)))))
     hlo = energy.lower(z0, sharded).compile().as_text()
-    return {"model_id": model_id, "sizes": sizes, "devices": len(jax.devices()),
+    return {"model_id": spec.id, "sizes": sizes, "devices": len(jax.devices()),
             "partitioned": "all-reduce" in hlo,
             "max_relative_value_error": worst_value, "max_relative_gradient_error": worst_gradient}
 
 
-def short_nuts(model_id: str, sizes: dict, warmup: int = 100, draws: int = 100) -> dict:
+def short_nuts(spec: models.ModelSpec, sizes: dict, warmup: int = 100, draws: int = 100) -> dict:
     """Window-adapted BlackJAX NUTS on row-sharded data, warmup and draws in one jitted function whose data
     are arguments; ``partitioned`` is true when XLA split the work (all-reduce in the compiled program)."""
     import blackjax
     import jax
     from numpyro.infer.util import initialize_model, potential_energy
 
-    model = jax_models.load(models.get(model_id).model_name)
-    data = shard_rows(models.get(model_id).generate(1, **sizes), model_id, jax.devices())
+    model = jax_models.load(spec.model_name)
+    data = shard_rows(spec.generate(1, **sizes), spec, jax.devices())
     static, arrays = split_static(data)
     init, *_ = initialize_model(jax.random.PRNGKey(0), model, model_kwargs=data)
 
@@ -115,24 +111,20 @@ def short_nuts(model_id: str, sizes: dict, warmup: int = 100, draws: int = 100) 
     compiled = jax.jit(run).lower(jax.random.PRNGKey(1), init.z, arrays).compile()
     start = time.perf_counter()
     positions = jax.block_until_ready(compiled(jax.random.PRNGKey(1), init.z, arrays))
-    return {"model_id": model_id, "seconds": time.perf_counter() - start,
+    return {"model_id": spec.id, "seconds": time.perf_counter() - start,
             "draws": int(len(jax.tree.leaves(positions)[0])),
             "finite": bool(all(np.all(np.isfinite(v)) for v in jax.tree.leaves(positions))),
             "partitioned": "all-reduce" in compiled.as_text()}
 
 
-SELF_CHECK_SIZES = {
-    "covtype_synth-logistic_regression": {"N": 800, "D": 5},
-    "movielens_synth-matrix_factorization": {"U": 32, "M": 20, "K": 2},
-}
-
-
 def main() -> int:
+    """Every model with row-sharded data, at its tiny sharding sizes: the equality check; NUTS on the first."""
     import numpyro
 
     numpyro.enable_x64()
-    report = {"comparisons": [compare(m, s) for m, s in SELF_CHECK_SIZES.items()],
-              "nuts": [short_nuts("covtype_synth-logistic_regression", SELF_CHECK_SIZES["covtype_synth-logistic_regression"])]}
+    sharded = [spec for spec in models.registry().values() if spec.shard_rows]
+    report = {"comparisons": [compare(spec, spec.shard_sizes["tiny"]) for spec in sharded],
+              "nuts": [short_nuts(sharded[0], sharded[0].shard_sizes["tiny"])]}
     print(json.dumps(report))
     return 0
 

@@ -1,13 +1,15 @@
-"""Scaling studies: the same runs as ``stanjax run`` along one axis, plus two measurements that are not runs.
+"""Scaling studies: the same runs as ``stanjax run`` along one axis, plus measurements that are not runs.
 
-- ``data-size``: logistic regression and Bradley–Terry with N (rows / matches) grown, Stan vs JAX engines; the
-  report looks for the crossover N where JAX overtakes Stan (Ingram 2021 saw ~50k matches on a GPU).
-- ``chains``: many vectorised chains (NumPyro NUTS, BlackJAX ChEES) on logistic regression, and random-walk
-  Metropolis on rlouf's mixture in JAX and in NumPy: draws/s and ESS/s per chain count.
-- ``devices``: log density + gradient of logistic regression and matrix factorisation with the data rows
-  sharded over 1, 2, 4, ... devices: ms per gradient per device count.
+Each :class:`Study` declares its axis, its grid per scale (``tiny``: CI, seconds; ``cpu``: this kind of machine,
+minutes; ``gpu``: the published sizes), its engines per device and what it measures. Which models a study uses, and
+which of a model's size entries is its N, are facts of the model (``ModelSpec.studies``, ``n_key``,
+``shard_rows``, ``shard_sizes``), not of the study.
 
-Each study has a ``tiny`` grid (CI, seconds), a ``cpu`` grid (this kind of machine, minutes) and a ``gpu`` grid.
+- ``data-size``: N (rows, matches) grown, Stan vs JAX engines; the report looks for the crossover N where JAX
+  overtakes Stan (Ingram 2021 saw ~50k matches on a GPU).
+- ``chains``: many vectorised chains (NumPyro NUTS, BlackJAX ChEES), and random-walk Metropolis on rlouf's mixture
+  in JAX and in NumPy: draws/s and ESS/s per chain count.
+- ``devices``: log density + gradient with the data rows sharded over 1, 2, 4, ... devices: ms per gradient.
 """
 
 from __future__ import annotations
@@ -16,33 +18,106 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from models import ROOT
+import models
+from models import ROOT, ModelSpec
 from runner import records
+from runner.config import Job, RunConfig
 
-LOGISTIC = "covtype_synth-logistic_regression"
-BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"
-MATRIX_FACTORIZATION = "movielens_synth-matrix_factorization"
-
-DATA_SIZE = {  # model -> (size preset, size entry grown, grid per scale)
-    LOGISTIC: ("default", "N", {"tiny": [200, 800], "cpu": [1_000, 3_000, 10_000, 30_000],
-                                "gpu": [1_000, 10_000, 100_000, 581_012]}),
-    BRADLEY_TERRY: ("default", "n_matches", {"tiny": [300, 1_200], "cpu": [1_000, 3_000, 10_000, 30_000],
-                                             "gpu": [1_000, 10_000, 100_000, 1_000_000]}),
-}
-DATA_SIZE_TINY_PRESET = "tiny"  # the tiny grid resizes the tiny presets
-CHAINS = {"tiny": [4, 16], "cpu": [4, 16, 64, 256], "gpu": [4, 64, 1_024, 16_384]}
-CHAINS_ENGINES = ("numpyro", "blackjax_chees")
+SCALES = ("tiny", "cpu", "gpu")
+ITERATIONS = {"tiny": (300, 300), "cpu": (1000, 1000), "gpu": (1000, 1000)}  # warmup, draws of every study run
 RWMH_STEPS = {"tiny": 1_000, "cpu": 10_000, "gpu": 10_000}
 RWMH_STEP_SIZE = 2.5
-DEVICES_SIZES = {  # the data the devices study shards, per scale
-    "tiny": {LOGISTIC: {"N": 800, "D": 5}, MATRIX_FACTORIZATION: {"U": 32, "M": 20, "K": 2}},
-    "cpu": {LOGISTIC: {"N": 80_000, "D": 54}, MATRIX_FACTORIZATION: {"U": 320, "M": 200, "K": 5}},
-    "gpu": {LOGISTIC: {"N": 581_008, "D": 54}, MATRIX_FACTORIZATION: {"U": 6_040, "M": 3_706, "K": 20}},
-}
 GRADIENT_REPEATS = {"tiny": 20, "cpu": 100, "gpu": 1_000}
+RWMH = "rwmh"  # the chains study's random-walk measurements, selectable with --engines like an engine
+
+
+@dataclass(frozen=True)
+class Study:
+    """A scaling study: ``axis`` grows over ``grids[scale]``; ``engines[device]`` are the sampler engines (and
+    ``rwmh``) it runs there; ``jobs`` builds its sampler runs, ``measure`` its other measurements (appended to
+    ``measurements.jsonl``), ``measures`` says in words what it measures."""
+
+    name: str
+    axis: str
+    grids: dict[str, list[int]]
+    engines: dict[str, tuple[str, ...]]
+    measures: str
+    jobs: Callable[..., list[Job]] = lambda *_: []
+    measure: Callable[..., None] | None = None
+
+    def models(self) -> list[ModelSpec]:
+        return [spec for spec in models.registry().values() if self.name in spec.studies]
+
+
+def data_size_jobs(study: Study, scale: str, engines, placement, max_n: int | None) -> list[Job]:
+    """Every (model, N, engine): the model's default preset (tiny at the tiny scale) with its N resized.
+    ``placement(engine, chain_method, chains)`` is the run command's device policy: (placement, front end)."""
+    warmup, draws = ITERATIONS[scale]
+    jobs = []
+    for spec in study.models():
+        size = "tiny" if scale == "tiny" else "default"
+        for n in [n for n in study.grids[scale] if max_n is None or n <= max_n]:
+            config = RunConfig(size=size, warmup=warmup, draws=draws, resize=((spec.n_key, n),))
+            jobs += [Job(spec.id, engine, config, 0, *placement(engine, None, config.chains)) for engine in engines]
+    return jobs
+
+
+def chains_jobs(study: Study, scale: str, engines, placement, max_n: int | None) -> list[Job]:
+    """Every (model, chain count, engine), chains vectorised, at the small preset (tiny at the tiny scale)."""
+    warmup, draws = ITERATIONS[scale]
+    size = "tiny" if scale == "tiny" else "small"
+    return [Job(spec.id, engine, RunConfig(size=size, chains=chains, warmup=warmup, draws=draws), 0,
+                *placement(engine, "vectorized", chains))
+            for spec in study.models() for chains in study.grids[scale] for engine in engines if engine != RWMH]
+
+
+def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float,
+                      simulate_devices: int | None = None):
+    """Random-walk Metropolis per chain count, in JAX (on ``device``) and in NumPy; those in ``done`` skipped."""
+    if RWMH not in engines:
+        return
+    measured = {(m["backend"], m["chains"], m["steps"]) for m in done if m.get("measure") == "rwmh"}
+    for chains in study.grids[scale]:
+        for backend in ("jax", "numpy"):
+            if (backend, chains, RWMH_STEPS[scale]) not in measured:
+                env = {"JAX_PLATFORMS": "cuda" if device == "gpu" and backend == "jax" else "cpu"}
+                row = measure(["rwmh", scale, str(chains), backend], env, timeout_s)
+                records.append(out, records.measurement(study.name, {"measure": "rwmh", **row}))
+                print(f"rwmh {backend} {chains} chains: {row['draws_per_s']:.3g} draws/s, "
+                      f"{row['ess_per_s']:.3g} ESS/s")
+
+
+def devices_measurements(study: Study, scale: str, device: str, engines, out, done, timeout_s: float,
+                         simulate_devices: int | None = None):
+    """ms per sharded gradient on 1, 2, 4, ... devices."""
+    env = {"JAX_PLATFORMS": "cuda" if device == "gpu" else "cpu"}
+    if simulate_devices:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={simulate_devices}"
+    for row in measure(["devices", scale], env, timeout_s):
+        records.append(out, records.measurement(study.name, {"measure": "sharded_gradient", **row}))
+        print(f"{row['model_id']} on {row['devices']} device(s): {row['ms_per_gradient']:.3f} ms per gradient")
+
+
+STUDIES = {study.name: study for study in (
+    Study("data-size", axis="N", grids={"tiny": [300, 1_200], "cpu": [1_000, 3_000, 10_000, 30_000],
+                                        "gpu": [1_000, 10_000, 100_000, 1_000_000]},
+          engines={"cpu": ("stan", "numpyro"), "gpu": ("stan", "numpyro", "blackjax_nuts")},
+          measures="ESS/s and ms per gradient of Stan and JAX as N grows: where does JAX overtake Stan?",
+          jobs=data_size_jobs),
+    Study("chains", axis="chains", grids={"tiny": [4, 16], "cpu": [4, 16, 64, 256], "gpu": [4, 64, 1_024, 16_384]},
+          engines={device: ("numpyro", "blackjax_chees", RWMH) for device in ("cpu", "gpu")},
+          measures="draws/s and ESS/s of vectorised NUTS and ChEES, and of random-walk Metropolis in JAX and NumPy, "
+                   "as the chains grow", jobs=chains_jobs, measure=rwmh_measurements),
+    Study("devices", axis="devices", grids={scale: [1, 2, 4, 8, 16, 32] for scale in SCALES},
+          engines={"cpu": (), "gpu": ()},
+          measures="ms per log density + gradient with the data rows sharded over 1, 2, 4, ... devices",
+          measure=devices_measurements),
+)}
 
 
 def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> dict:
@@ -81,23 +156,23 @@ def devices_measurement(scale: str) -> list[dict]:
     import jax
     import numpyro
 
-    import models
     from runner import sharding
 
     numpyro.enable_x64()
     rows = []
-    counts = [n for n in (1, 2, 4, 8, 16, 32) if n <= len(jax.devices())]
-    for model_id, sizes in DEVICES_SIZES[scale].items():
-        data = models.get(model_id).generate(1, **sizes)
-        energy, z = sharding.potential_and_gradient(model_id, data)
+    counts = [n for n in STUDIES["devices"].grids[scale] if n <= len(jax.devices())]
+    for spec in STUDIES["devices"].models():
+        sizes = spec.shard_sizes[scale]
+        data = spec.generate(1, **sizes)
+        energy, z = sharding.potential_and_gradient(spec, data)
         for n in counts:
-            _, arrays = sharding.split_static(sharding.shard_rows(data, model_id, jax.devices()[:n]))
+            _, arrays = sharding.split_static(sharding.shard_rows(data, spec, jax.devices()[:n]))
             jax.block_until_ready(energy(z, arrays))
             start = time.perf_counter()
             for _ in range(GRADIENT_REPEATS[scale]):
                 out = energy(z, arrays)
             jax.block_until_ready(out)
-            rows.append({"model_id": model_id, "sizes": sizes, "devices": n,
+            rows.append({"model_id": spec.id, "sizes": sizes, "devices": n,
                          "backend": jax.default_backend(),
                          "ms_per_gradient": (time.perf_counter() - start) / GRADIENT_REPEATS[scale] * 1e3})
     return rows

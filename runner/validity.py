@@ -1,7 +1,9 @@
 """Validity gates: a run enters a headline ratio only if it converged and agrees with the reference posterior.
 
 - ``completed``: the run finished and produced draws;
-- ``rhat``: max rank-normalised R-hat <= 1.01;
+- ``rhat``: max rank-normalised R-hat <= 1.01 (NaN or inf fails);
+- ``ess``: every parameter's bulk and tail ESS finite and positive (a NaN hides no failure);
+- ``finite``: every parameter's posterior mean and its MCSE finite (an inf draw leaves R-hat and ESS finite);
 - ``divergences``: at most 1 % of post-warmup draws diverged;
 - ``reference``: every scalar parameter's mean is within K sqrt(MCSE_run^2 + MCSE_ref^2) of the reference
   posterior's mean (checked when a reference exists for the same model, size and data hash).
@@ -16,35 +18,43 @@ from __future__ import annotations
 
 import math
 
+from runner.records import RunMetrics
+
 RHAT_MAX = 1.01
 DIVERGENCE_MAX_SHARE = 0.01
 K_REFERENCE = 5.0
 
 
-def reference_gate(metrics: dict, reference: dict | None, data_hash: str) -> dict:
-    """Largest standardised distance from the reference mean, and whether it is within K."""
+def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dict:
+    """Largest standardised distance from the reference mean, and whether it is within K (``why``: where the
+    reference came from, or why none applies; see :func:`runner.references.applicable`)."""
     if reference is None:
-        return {"checked": False, "why": "no reference for this model and size"}
-    if reference["header"]["data_hash"] != data_hash:
-        return {"checked": False, "why": "the reference was made for other data (data hash differs)"}
+        return {"checked": False, "why": why}
     worst_name, worst_z = None, 0.0
     for name, ref in reference["parameters"].items():
-        se = math.hypot(metrics["posterior_mcse"][name], ref["mcse_mean"])
-        z = abs(metrics["posterior_mean"][name] - ref["mean"]) / se
+        se = math.hypot(metrics.posterior_mcse[name], ref["mcse_mean"])
+        z = abs(metrics.posterior_mean[name] - ref["mean"]) / se
         if not z <= worst_z:  # also catches NaN
             worst_name, worst_z = name, z
     return {"checked": True, "k": K_REFERENCE, "max_z": worst_z, "worst_parameter": worst_name,
             "passed": worst_z <= K_REFERENCE}
 
 
-def evaluate(metrics: dict, n_draws: int, reference: dict | None, data_hash: str) -> dict:
-    """The record's ``valid``, ``failed_gates`` and per-gate details for a completed run."""
+def evaluate(metrics: RunMetrics, n_draws: int, reference: dict | None, why: str) -> dict:
+    """The record's ``valid``, ``failed_gates`` and per-gate details for a completed run. A NaN or inf diagnostic
+    fails its gate (every comparison with NaN is false)."""
+    ess_finite = math.isfinite(metrics.min_ess_bulk) and math.isfinite(metrics.min_ess_tail)
+    non_finite = [name for name, mean in metrics.posterior_mean.items()
+                  if not (math.isfinite(mean) and math.isfinite(metrics.posterior_mcse[name]))]
     details = {
         "completed": {"passed": True},
-        "rhat": {"max_rhat": metrics["max_rhat"], "limit": RHAT_MAX, "passed": metrics["max_rhat"] <= RHAT_MAX},
-        "divergences": {"share": metrics["divergences"] / n_draws, "limit": DIVERGENCE_MAX_SHARE,
-                        "passed": metrics["divergences"] <= DIVERGENCE_MAX_SHARE * n_draws},
-        "reference": reference_gate(metrics, reference, data_hash),
+        "rhat": {"max_rhat": metrics.max_rhat, "limit": RHAT_MAX, "passed": metrics.max_rhat <= RHAT_MAX},
+        "ess": {"min_ess_bulk": metrics.min_ess_bulk, "min_ess_tail": metrics.min_ess_tail,
+                "passed": ess_finite and min(metrics.min_ess_bulk, metrics.min_ess_tail) > 0},
+        "finite": {"non_finite": non_finite[:10], "passed": not non_finite},
+        "divergences": {"share": metrics.divergences / n_draws, "limit": DIVERGENCE_MAX_SHARE,
+                        "passed": metrics.divergences <= DIVERGENCE_MAX_SHARE * n_draws},
+        "reference": reference_gate(metrics, reference, why),
     }
     failed = [name for name, gate in details.items() if gate.get("checked", True) and not gate["passed"]]
     return {"valid": not failed, "failed_gates": failed, "gates": details}

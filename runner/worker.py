@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+
 import models
 from runner import references, validity
 from runner.config import Job
@@ -36,13 +38,13 @@ def _planted_fault(engine: str) -> None:
 
 
 def run_job(job: Job) -> dict:
+    """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates)."""
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
-    engine = get_engine(job.engine)
+    engine = get_engine(job.engine, job.front_end)
     handle = engine.compile(spec)
-    seed = job.config.sampler_seed(job.repeat)
-    result = engine.sample(handle, data, job.config, seed, job.placement)
+    result = engine.sample(handle, data, job.config, job.config.sampler_seed(job.repeat), job.placement)
     for parameter in spec.parameters:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
@@ -51,12 +53,10 @@ def run_job(job: Job) -> dict:
     timings = result.timings
     metrics = summarise(result, [p.name for p in spec.parameters])
     data_hash = models.data_hash(data)
-    gates = validity.evaluate(metrics, job.config.chains * job.config.draws,
-                              references.load(spec.id, job.config.size), data_hash)
+    reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
+    gates = validity.evaluate(metrics, job.config.chains * job.config.draws, reference, why)
     return {
-        "sizes": spec.size_kwargs(job.config.size, job.config.resize),
         "data_hash": data_hash,
-        "sampler_seed": seed,
         "engine_info": result.info,
         "timings": {
             "compile_s": timings.compile_s,
@@ -68,7 +68,7 @@ def run_job(job: Job) -> dict:
             "detail": timings.detail,
         },
         "sampler": {"step_size": result.stats.step_size},
-        "metrics": metrics,
+        "metrics": msgspec.to_builtins(metrics),
         **gates,
     }
 

@@ -2,8 +2,10 @@
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,8 @@ import pytest
 import models
 
 from runner.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -119,25 +123,101 @@ def test_comma_separated_names_are_accepted(tmp_path, capsys):
     assert {j.config.size for j in jobs} == {"tiny"}
 
 
-@pytest.mark.parametrize("cmdstan_found, done_interface", [(False, "httpstan"), (True, "cmdstanpy")])
-def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(cmdstan_found, done_interface,
+@pytest.mark.parametrize("cmdstan_found, front_end_now", [(False, "bundled"), (True, "cmdstan")])
+def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(cmdstan_found, front_end_now,
                                                                                   monkeypatch, tmp_path):
+    import msgspec
+
     from runner import records
     from runner.campaign import base_record
-    from runner.cli import build_parser
-    from runner.commands.run import done_keys, plan
+    from runner.commands.run import done_keys
     from runner.engines import stan
 
-    out = tmp_path / "results"
-    args = build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
-                                      "--engines", "stan", "--repeats", "2", "--out", str(out)])
-    job0, job1 = plan(args)
-    for job, interface in ((job0, "httpstan"), (job1, "cmdstanpy")):
-        records.append(out / records.RESULTS_FILE, {**base_record(job, "c"), "status": "ok",
-                                                    "engine_info": {"stan_interface": interface}})
     monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
+    out = tmp_path / "results"
+    job0, job1 = _plan("--engines", "stan", "--repeats", "2")
+    assert {job0.front_end, job1.front_end} == {front_end_now}
+    provenance = records.read(FIXTURES / "tiny_repeats2.jsonl")[0].provenance
+    for job, front_end in ((job0, "bundled"), (job1, "cmdstan")):
+        record = {**base_record(job, "c"), "front_end": front_end, "status": "ok", "valid": True,
+                  "failed_gates": [], "gates": {}, "provenance": provenance}
+        records.append(out / records.RESULTS_FILE, msgspec.convert(record, records.RunRecord, from_attributes=True))
     done = done_keys(out)
-    assert [job.key() in done for job in (job0, job1)] == [done_interface == "httpstan", done_interface == "cmdstanpy"]
+    assert [job.key() in done for job in (job0, job1)] == [front_end_now == "bundled", front_end_now == "cmdstan"]
+
+
+def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
+    """A new `run` option needs no change to nightly: it plans with run's parser, defaults included."""
+    from runner.commands import nightly, run
+
+    original = run.add_arguments
+    seen = {}
+
+    def with_a_new_option(parser):
+        original(parser)
+        parser.add_argument("--brand-new", default="its default")
+
+    def plan(args):
+        seen.update(vars(args))
+        return []
+
+    monkeypatch.setattr(run, "add_arguments", with_a_new_option)
+    monkeypatch.setattr(run, "plan", plan)
+    monkeypatch.setattr(nightly.history, "new_folder", lambda *_: (_ for _ in ()).throw(SystemExit("planned")))
+    with pytest.raises(SystemExit, match="planned"):
+        main(["nightly", "--models", "eight_schools-eight_schools_noncentered", "--size", "tiny", "--repeats", "3"])
+    assert seen["brand_new"] == "its default" and seen["suite"] == "nightly" and seen["repeats"] == 3
+    assert seen["models"] == ["eight_schools-eight_schools_noncentered"] and seen["seed"] == 1
+
+
+@pytest.mark.parametrize("probe_output, count_or_error", [
+    ('{"gpus": 2}', 2),
+    ('{"error": "Unknown backend: \'gpu\' requested, but no platforms that are instances of gpu are present."}', 0),
+    ('{"error": "Unable to initialize backend \'cuda\': INTERNAL: cuInit failed: CUDA_ERROR_NO_DEVICE"}',
+     "JAX's GPU platform failed to start: Unable to initialize backend 'cuda'"),
+    ("", "probing JAX's GPUs failed: ImportError: libcudart.so.12"),
+])
+def test_a_broken_gpu_install_is_reported_never_taken_for_no_gpu(probe_output, count_or_error, monkeypatch):
+    from runner.commands import run
+
+    done = subprocess.CompletedProcess([], 0 if probe_output else 1, stdout=probe_output + "\n",
+                                       stderr="Traceback ...\nImportError: libcudart.so.12\n")
+    monkeypatch.setattr(run.subprocess, "run", lambda *a, **k: done)
+    run.gpu_count.cache_clear()
+    try:
+        if isinstance(count_or_error, int):
+            assert run.gpu_count() == count_or_error
+        else:
+            with pytest.raises(models.UsageError, match=re.escape(count_or_error)):
+                run.gpu_count()
+    finally:
+        run.gpu_count.cache_clear()
+
+
+def test_a_bug_in_a_data_generator_surfaces_as_a_bug_not_as_bad_input(monkeypatch, tmp_path):
+    spec = models.get("eight_schools-eight_schools_noncentered")
+
+    def generate(seed, **sizes):
+        return {"J": int("eight")}  # a bug: ValueError from inside the generator, not its size validation
+
+    monkeypatch.setitem(models.registry(), spec.id, dataclasses.replace(spec, generate=generate))
+    with pytest.raises(ValueError, match="invalid literal"):
+        main(["run", "--models", spec.id, "--size", "tiny", "--out", str(tmp_path / "r")])
+
+
+def test_a_model_spec_that_fails_to_load_is_one_line_naming_the_file(monkeypatch, tmp_path, capsys):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "broken_data-broken_model.py").write_text("from models import ModelSpec\n\nSPEC = ModelSpec(id=1)\n")
+    monkeypatch.setattr(models, "MODELS_DIR", folder)
+    models.registry.cache_clear()
+    try:
+        assert main(["run", "--suite", "tiny", "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "broken_data-broken_model.py (line 3) does not load: TypeError" in err
+        assert main(["report", str(FIXTURES), "-o", str(tmp_path / "report")]) == 2
+    finally:
+        models.registry.cache_clear()
 
 
 def test_unwritable_results_path_exits_2(tmp_path, capsys):

@@ -53,7 +53,7 @@ def test_the_stan_engine_runs_through_cmdstanpy_end_to_end(tmp_path):
     assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines",
                  "stan", "--out", str(tmp_path)]) == 0
     [record] = records.read(tmp_path)
-    assert record["engine_info"]["stan_interface"] == "cmdstanpy" and record["valid"]
-    timings = record["timings"]
-    assert timings["warmup_s"] > 0 and timings["sampling_s"] > 0
-    assert len(timings["detail"]["chain_warmup_s"]) == 4  # CmdStan's own elapsed-time block, per chain
+    assert record.front_end == "cmdstan" and record.engine_info["stan_interface"] == "cmdstanpy" and record.valid
+    timings = record.timings
+    assert timings.warmup_s > 0 and timings.sampling_s > 0
+    assert len(timings.detail["chain_warmup_s"]) == 4  # CmdStan's own elapsed-time block, per chain

@@ -3,16 +3,16 @@
 Speed cases keep the real records and replace only their timing metrics: BASE and NEW repeats are drawn around
 each group's real median with a stated log-normal noise, NEW slowed by a stated factor, from a fixed seed."""
 
-import copy
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from msgspec.structs import replace
 
 from runner import compare, references
 from runner.cli import main
-from runner.records import read
+from runner.records import read, to_builtins
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
 
@@ -22,28 +22,29 @@ def runs():
     return read(FIXTURE)
 
 
-def with_timings(recs, slowdown: float, noise_sd: float, seed: int) -> list[dict]:
+def with_timings(recs, slowdown: float, noise_sd: float, seed: int) -> list:
     """Copies whose ESS/s and ms per gradient are each group's real median × slowdown × log-normal noise."""
     rng = np.random.default_rng(seed)
-    out = copy.deepcopy(recs)
     groups = {}
-    for r in out:
-        groups.setdefault((r["model_id"], r["engine"]), []).append(r)
+    for r in recs:
+        groups.setdefault((r.model_id, r.engine), []).append(r)
+    out = []
     for group in groups.values():
-        ess = np.median([r["metrics"]["ess_per_s"] for r in group])
-        grad = np.median([r["metrics"]["ms_per_gradient"] for r in group])
+        ess = np.median([r.metrics.ess_per_s for r in group])
+        grad = np.median([r.metrics.ms_per_gradient for r in group])
         for r in group:
-            r["metrics"]["ess_per_s"] = float(ess / slowdown * np.exp(noise_sd * rng.normal()))
-            r["metrics"]["ms_per_gradient"] = float(grad * slowdown * np.exp(noise_sd * rng.normal()))
+            out.append(replace(r, metrics=replace(
+                r.metrics, ess_per_s=float(ess / slowdown * np.exp(noise_sd * rng.normal())),
+                ms_per_gradient=float(grad * slowdown * np.exp(noise_sd * rng.normal())))))
     return out
 
 
 def flagged(result):
-    return [(e["model_id"], e["engine"]) for e in result["entries"] if e["speed_regression"]]
+    return [(e["model_id"], e["label"]) for e in result["entries"] if e["speed_regression"]]
 
 
 def test_the_fixture_runs_are_valid_and_pass_the_gold_check(runs):
-    assert len(runs) == 20 and all(r["valid"] for r in runs)
+    assert len(runs) == 20 and all(r.valid for r in runs)
     result = compare.compare(runs, runs)
     assert not result["regressed"] and flagged(result) == []
     assert {e["gold"]["status"] for e in result["entries"]} == {"passed"}
@@ -55,7 +56,7 @@ def test_a_25_percent_slowdown_with_low_noise_is_flagged(runs):
     base = with_timings(runs, 1.0, 0.02, seed=1)
     new = with_timings(runs, 1.25, 0.02, seed=2)
     result = compare.compare(base, new)
-    assert sorted(flagged(result)) == sorted({(r["model_id"], r["engine"]) for r in runs})
+    assert sorted(flagged(result)) == sorted({(r.model_id, r.label) for r in runs})
     for e in result["entries"]:
         assert e["speed"]["ms_per_gradient"]["ratio"] == pytest.approx(1.25, rel=0.05)
         assert e["speed"]["ms_per_gradient"]["p_value"] < 0.05
@@ -77,39 +78,37 @@ def test_an_improvement_is_reported_but_not_a_regression(runs):
 
 
 def test_a_posterior_mean_shifted_by_one_sd_fails_the_gold_check(runs):
-    new = copy.deepcopy(runs)
-    shifted = [r for r in new if r["model_id"].startswith("eight_schools") and r["engine"] == "numpyro"][0]
-    sd = references.load(shifted["model_id"], shifted["size"])["parameters"]["mu"]["sd"]
-    shifted["metrics"]["posterior_mean"]["mu"] += sd
+    shifted = [r for r in runs if r.model_id.startswith("eight_schools") and r.engine == "numpyro"][0]
+    sd = references.load(shifted.model_id, shifted.size)["parameters"]["mu"]["sd"]
+    moved = replace(shifted, metrics=replace(shifted.metrics, posterior_mean={
+        **shifted.metrics.posterior_mean, "mu": shifted.metrics.posterior_mean["mu"] + sd}))
+    new = [moved if r is shifted else r for r in runs]
     result = compare.compare(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
-    assert (entry["model_id"], entry["engine"]) == (shifted["model_id"], "numpyro")
+    assert (entry["model_id"], entry["label"]) == (shifted.model_id, "NumPyro-CPU")
     assert entry["gold"]["status"] == "failed" and entry["gold"]["worst"]["worst_parameter"] == "mu"
     assert entry["gold"]["worst"]["worst_sd"] == pytest.approx(1.0, abs=0.3)
     assert result["regressions"] == {"speed": 0, "correctness": 1}
 
 
 def test_valid_in_base_and_invalid_in_new_is_a_correctness_regression(runs):
-    new = copy.deepcopy(runs)
-    for r in new:
-        if r["model_id"].startswith("covtype") and r["engine"] == "stan":
-            r.update(valid=False, failed_gates=["rhat"])
+    new = [replace(r, valid=False, failed_gates=["rhat"]) if r.model_id.startswith("covtype") and r.engine == "stan"
+           else r for r in runs]
     result = compare.compare(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
-    assert entry["engine"] == "stan" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
+    assert entry["label"] == "Stan-CPU" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
 
 
 def test_version_changes_are_listed(runs):
-    new = copy.deepcopy(runs)
-    for r in new:
-        r["provenance"] = {**r["provenance"], "versions": {**r["provenance"]["versions"], "jax": "9.9.9"}}
+    new = [replace(r, provenance=replace(r.provenance, versions={**r.provenance.versions, "jax": "9.9.9"}))
+           for r in runs]
     [change] = compare.compare(runs, new)["version_changes"]
     assert change["package"] == "jax" and change["new"] == ["9.9.9"] and change["base"] != ["9.9.9"]
 
 
 def write(path: Path, recs) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    path.write_text("".join(json.dumps(to_builtins(r)) + "\n" for r in recs))
     return path
 
 

@@ -21,57 +21,58 @@ def tiny_campaign(tmp_path_factory):
 
 def test_every_model_ran_on_every_engine(tiny_campaign):
     exit_code, recs, _ = tiny_campaign
-    failed = [(r["model_id"], r["engine"], r.get("error")) for r in recs if r["status"] != "ok"]
+    failed = [(r.model_id, r.engine, r.error) for r in recs if r.status != "ok"]
     assert exit_code == 0 and not failed
-    assert sorted((r["model_id"], r["engine"]) for r in recs) == sorted(
+    assert sorted((r.model_id, r.engine) for r in recs) == sorted(
         (model_id, engine) for model_id in models.registry() for engine in ("stan", "numpyro"))
 
 
 def test_records_carry_timings_metrics_and_provenance(tiny_campaign):
     for r in tiny_campaign[1]:
-        t, m = r["timings"], r["metrics"]
-        assert r["schema_version"] == records.SCHEMA_VERSION
-        assert t["compile_s"] >= 0 and t["warmup_s"] > 0 and t["sampling_s"] > 0
-        assert t["run_s"] == pytest.approx(t["warmup_s"] + t["sampling_s"])
-        assert m["min_ess_bulk"] > 0 and math.isfinite(m["max_rhat"])
-        assert m["ess_per_s"] == pytest.approx(m["min_ess_bulk"] / t["run_s"])
-        assert m["gradients_sampling"] >= r["config"]["chains"] * r["config"]["draws"]
-        assert r["provenance"]["versions"]["numpyro"] and r["provenance"]["machine"]["cores"]
-        assert r["engine_info"]["dtype"] == "float64"
-    stan = [r for r in tiny_campaign[1] if r["engine"] == "stan"]
-    assert all(r["engine_info"]["stan_version"] and r["engine_info"]["stan_interface"] for r in stan)
+        t, m = r.timings, r.metrics
+        assert r.schema_version == records.SCHEMA_VERSION
+        assert t.compile_s >= 0 and t.warmup_s > 0 and t.sampling_s > 0
+        assert t.run_s == pytest.approx(t.warmup_s + t.sampling_s)
+        assert m.min_ess_bulk > 0 and math.isfinite(m.max_rhat)
+        assert m.ess_per_s == pytest.approx(m.min_ess_bulk / t.run_s)
+        assert m.gradients_sampling >= r.config.chains * r.config.draws
+        assert r.provenance.versions["numpyro"] and r.provenance.machine.cores
+        assert r.engine_info["dtype"] == "float64"
+        assert r.sizes == models.get(r.model_id).sizes["tiny"]  # the sizes it ran, in its own record
+    stan = [r for r in tiny_campaign[1] if r.engine == "stan"]
+    assert all(r.engine_info["stan_version"] and r.front_end == "bundled" for r in stan)
     for r in stan:  # the wall is at least the slowest chain's own warmup + sampling clock
-        detail = r["timings"]["detail"]
+        detail = r.timings.detail
         chain_totals = [w + s for w, s in zip(detail["chain_warmup_s"], detail["chain_sampling_s"])]
-        assert r["timings"]["run_s"] == pytest.approx(detail["wall_s"]) and detail["wall_s"] >= max(chain_totals)
+        assert r.timings.run_s == pytest.approx(detail["wall_s"]) and detail["wall_s"] >= max(chain_totals)
 
 
 def test_engines_saw_the_same_data_and_settings(tiny_campaign):
     by_model = {}
     for r in tiny_campaign[1]:
-        by_model.setdefault(r["model_id"], set()).add((r["data_hash"], r["config_hash"], r["sampler_seed"]))
+        by_model.setdefault(r.model_id, set()).add((r.data_hash, r.config_hash, r.sampler_seed))
     assert all(len(keys) == 1 for keys in by_model.values())
 
 
 def test_every_run_passed_the_reference_gate(tiny_campaign):
     """The committed tiny references exist for every model, and both engines agree with them."""
     for r in tiny_campaign[1]:
-        gate = r["gates"]["reference"]
-        assert gate["checked"] and gate["passed"], (r["model_id"], r["engine"], gate)
-        assert set(r["gates"]) == {"completed", "rhat", "divergences", "reference"}
-        assert r["valid"] == (not r["failed_gates"])
+        gate = r.gates["reference"]
+        assert gate["checked"] and gate["passed"], (r.model_id, r.engine, gate)
+        assert set(r.gates) == {"completed", "rhat", "ess", "finite", "divergences", "reference"}
+        assert r.valid == (not r.failed_gates)
 
 
 def test_engines_agree_on_posterior_means_within_mcse(tiny_campaign):
     """Same posterior: every parameter's mean differs by less than 6 combined Monte Carlo standard errors."""
     by_model = {}
     for r in tiny_campaign[1]:
-        by_model.setdefault(r["model_id"], {})[r["engine"]] = r["metrics"]
+        by_model.setdefault(r.model_id, {})[r.engine] = r.metrics
     for model_id, pair in by_model.items():
         stan, numpyro = pair["stan"], pair["numpyro"]
-        for name, mean in stan["posterior_mean"].items():
-            se = math.hypot(stan["posterior_mcse"][name], numpyro["posterior_mcse"][name])
-            assert abs(mean - numpyro["posterior_mean"][name]) < 6 * se, (model_id, name)
+        for name, mean in stan.posterior_mean.items():
+            se = math.hypot(stan.posterior_mcse[name], numpyro.posterior_mcse[name])
+            assert abs(mean - numpyro.posterior_mean[name]) < 6 * se, (model_id, name)
 
 
 def test_report_renders_from_the_campaign(tiny_campaign):

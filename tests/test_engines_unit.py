@@ -14,3 +14,66 @@ def test_compile_clock_counts_overlapping_spans_once():
     clock = object.__new__(CompileClock)
     clock.spans = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (5.5, 5.7)]
     assert clock.seconds() == 4.0
+
+
+def test_every_registered_engine_resolves_without_importing_jax_for_stan():
+    import importlib
+    import subprocess
+    import sys
+
+    from runner.engines import ENGINES
+
+    for entry in ENGINES.values():
+        module, _, attribute = entry.factory.partition(":")
+        assert callable(getattr(importlib.import_module(module), attribute)), entry.name
+        assert entry.front_end() in entry.front_ends and entry.devices[0] == "cpu"
+    probe = "import sys; from runner.engines import get_engine; get_engine('stan', 'bundled'); print('jaxlib' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_labels_name_front_end_device_precision_and_a_non_default_chain_method():
+    from runner.engines import label
+
+    assert label("stan", "bundled", "cpu", "float64", "parallel") == "Stan-CPU"
+    assert label("stan", "cmdstan", "cpu", "float64", "parallel") == "CmdStan-CPU"
+    assert label("numpyro", "numpyro", "cpu", "float64", "parallel") == "NumPyro-CPU"
+    assert label("numpyro", "numpyro", "cpu", "float64", "vectorized") == "NumPyro-CPU-vectorized"
+    assert label("numpyro", "numpyro", "gpu", "float32", "vectorized", "highest") == "NumPyro-GPU-f32"
+    assert label("numpyro", "numpyro", "gpu", "float32", "vectorized", None) == "NumPyro-GPU-tf32"
+    assert label("blackjax_chees", "blackjax", "cpu", "float64", "vectorized") == "BlackJAX-ChEES-CPU"
+    assert label("future_engine", "x", "cpu", "float64", "parallel") == "future_engine[x]-CPU"  # never a crash
+
+
+def test_the_device_policy_comes_from_the_registry():
+    from runner.config import Placement
+    from runner.engines import ENGINES
+
+    assert ENGINES["stan"].placement("gpu") == Placement("cpu", "float64", "parallel")  # the CPU baseline
+    assert ENGINES["numpyro"].placement("gpu") == Placement("gpu", "float32", "vectorized")
+    assert ENGINES["numpyro"].placement("gpu", x64=True) == Placement("gpu", "float64", "vectorized")
+    assert ENGINES["numpyro"].placement("cpu", chain_method="sequential") == Placement("cpu", "float64", "sequential")
+    assert ENGINES["blackjax_nuts"].placement("cpu", chain_method="parallel").chain_method == "vectorized"
+
+
+def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypatch, tmp_path):
+    """Register an engine and relabel NumPyro's fixture runs as its runs: labels, headline pairing and claims
+    follow from the entry alone (no label-prefix test anywhere decides what an engine is)."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from msgspec.structs import replace
+
+    from reports.build import build
+    from runner import engines, records
+
+    new = dataclasses.replace(engines.ENGINES["numpyro"], name="fastjax", front_ends={"fastjax": "FastJAX"},
+                              factory="runner.engines.numpyro:NumPyroEngine", order=-1)
+    monkeypatch.setitem(engines.ENGINES, "fastjax", new)
+    runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
+    runs = [replace(r, engine="fastjax", front_end="fastjax") if r.engine == "numpyro" else r for r in runs]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(records.to_builtins(r)) + "\n" for r in runs))
+    html = build(results, tmp_path / "report").read_text()
+    assert 'data-numerator="FastJAX-CPU" data-denominator="Stan-CPU"' in html
+    assert "Stan-CPU ÷ FastJAX-CPU in ESS/s" in html  # Maskell's Stan-CPU vs JAX-CPU row found it by family

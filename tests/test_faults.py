@@ -50,8 +50,8 @@ def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tm
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(before)} of 3 runs already recorded" in resumed.stdout
     after = records.read(out)
-    assert sorted(r["repeat"] for r in after) == [0, 1, 2]
-    assert [r["run_id"] for r in after[:len(before)]] == [r["run_id"] for r in before]
+    assert sorted(r.repeat for r in after) == [0, 1, 2]
+    assert [r.run_id for r in after[:len(before)]] == [r.run_id for r in before]
 
 
 def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
@@ -59,10 +59,11 @@ def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
     proc = stanjax("run", "--suite", "tiny", "--models", EIGHT, "--out", str(out), "--timeout", "30",
                    env={"STANJAX_FAULT": "numpyro:hang"}, timeout=600)
     assert proc.returncode == 1
-    by_engine = {r["engine"]: r for r in records.read(out)}
-    assert by_engine["numpyro"]["status"] == "timeout" and "timed out after 30 s" in by_engine["numpyro"]["error"]
-    assert by_engine["numpyro"]["failed_gates"] == ["completed"]
-    assert by_engine["stan"]["status"] == "ok"
+    by_engine = {r.engine: r for r in records.read(out)}
+    assert by_engine["numpyro"].status == "timeout" and "timed out after 30 s" in by_engine["numpyro"].error
+    assert by_engine["numpyro"].failed_gates == ["completed"]
+    assert by_engine["numpyro"].sizes == {} and by_engine["numpyro"].sampler_seed  # known before it ran
+    assert by_engine["stan"].status == "ok"
 
 
 def test_a_crashing_engine_leaves_the_other_engines_records_intact(tmp_path):
@@ -70,10 +71,10 @@ def test_a_crashing_engine_leaves_the_other_engines_records_intact(tmp_path):
     proc = stanjax("run", "--suite", "tiny", "--models", EIGHT, "--out", str(out),
                    env={"STANJAX_FAULT": "numpyro:crash"}, timeout=600)
     assert proc.returncode == 1 and "1 of 2 runs ok" in proc.stdout
-    by_engine = {r["engine"]: r for r in records.read(out)}
-    assert by_engine["numpyro"]["status"] == "error"
-    assert "planted crash in the numpyro worker" in by_engine["numpyro"]["error"]
-    assert by_engine["stan"]["status"] == "ok" and by_engine["stan"]["metrics"]["min_ess_bulk"] > 0
+    by_engine = {r.engine: r for r in records.read(out)}
+    assert by_engine["numpyro"].status == "error"
+    assert "planted crash in the numpyro worker" in by_engine["numpyro"].error
+    assert by_engine["stan"].status == "ok" and by_engine["stan"].metrics.min_ess_bulk > 0
 
 
 def test_ctrl_c_stops_cleanly_and_keeps_finished_records(tmp_path):

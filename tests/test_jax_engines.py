@@ -28,7 +28,7 @@ def test_blackjax_traces_warmup_and_sampling_once_each(engine_name):
     assert result.info["dtype"] == "float64" and result.info["chain_method"] == "vectorized"
     assert result.info["matmul_precision"] == "highest"  # never TF32 on a GPU
     metrics = summarise(result, [p.name for p in spec.parameters])
-    assert metrics["min_ess_bulk"] > 50
+    assert metrics.min_ess_bulk > 50
 
 
 def test_blackjax_refuses_one_device_per_chain():
@@ -42,11 +42,11 @@ def test_jax_engines_run_through_the_cli_and_pass_the_gates(tmp_path):
     assert main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, LOGISTIC,
                  "--engines", "blackjax_nuts", "numpyro", "--chain-method", "vectorized", "--out", str(out)]) == 0
     recs = records.read(out)
-    assert sorted((r["model_id"], r["engine"]) for r in recs) == sorted(
+    assert sorted((r.model_id, r.engine) for r in recs) == sorted(
         (m, e) for m in (EIGHT_SCHOOLS, LOGISTIC) for e in ("blackjax_nuts", "numpyro"))
     for r in recs:
-        assert r["status"] == "ok" and r["valid"], (r["model_id"], r["engine"], r["failed_gates"])
-        assert (r["device"], r["precision"], r["chain_method"]) == ("cpu", "float64", "vectorized")
-        assert r["engine_info"]["chain_method"] == "vectorized" and len(r["engine_info"]["devices"]) == 1
-    blackjax = [r for r in recs if r["engine"] == "blackjax_nuts"]
-    assert all(r["engine_info"]["traces"] == {"warmup": 1, "sampling": 1} for r in blackjax)
+        assert r.status == "ok" and r.valid, (r.model_id, r.engine, r.failed_gates)
+        assert (r.device, r.precision, r.chain_method) == ("cpu", "float64", "vectorized")
+        assert r.engine_info["chain_method"] == "vectorized" and len(r.engine_info["devices"]) == 1
+    blackjax = [r for r in recs if r.engine == "blackjax_nuts"]
+    assert all(r.engine_info["traces"] == {"warmup": 1, "sampling": 1} for r in blackjax)

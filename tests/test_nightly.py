@@ -18,14 +18,14 @@ def test_two_nightly_runs_the_second_compared_with_the_first(tmp_path, capsys):
     assert "no baseline: this is the first nightly" in capsys.readouterr().out
     code = main(args)
     first, second = history.run_folders(tmp_path)
-    assert first.parent == second.parent and first.parent.name == records.machine_slug(records.machine())
+    assert first.parent == second.parent and first.parent.name == records.machine().slug
     assert history.previous(second) == first
     comparison = json.loads((second / "regressions.json").read_text())
-    assert comparison["base"]["campaigns"] == [r["campaign_id"] for r in records.read(first)][:1]
-    assert comparison["new"]["campaigns"] == [records.read(second)[0]["campaign_id"]]
+    assert comparison["base"]["campaigns"] == [r.campaign_id for r in records.read(first)][:1]
+    assert comparison["new"]["campaigns"] == [records.read(second)[0].campaign_id]
     assert code == (1 if comparison["regressed"] else 0)
-    assert {(e["engine"], e["n_base"], e["n_new"]) for e in comparison["entries"]} <= {
-        (engine, n, m) for engine in ("stan", "numpyro") for n in range(4) for m in range(4)}
+    assert {(e["label"], e["n_base"], e["n_new"]) for e in comparison["entries"]} <= {
+        (label, n, m) for label in ("Stan-CPU", "NumPyro-CPU") for n in range(4) for m in range(4)}
     html = (second / "report" / "index.html").read_text()
     assert '<section id="nightly">' in html and f"History: {EIGHT} (tiny)" in html
     assert not (first / "regressions.json").exists()  # the first night had nothing to compare with

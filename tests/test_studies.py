@@ -2,9 +2,13 @@
 
 import pytest
 
+import models
 from reports.build import build
-from runner import records, studies
+from runner import records
 from runner.cli import main
+from runner.studies import STUDIES, Study
+
+LOGISTIC, BRADLEY_TERRY = "covtype_synth-logistic_regression", "tennis_synth-bradley_terry_hierarchical"
 
 pytestmark = pytest.mark.slow
 
@@ -12,22 +16,26 @@ pytestmark = pytest.mark.slow
 def test_data_size_study_grows_n_for_both_models(tmp_path):
     assert main(["study", "data-size", "--scale", "tiny", "--out", str(tmp_path)]) == 0
     runs = records.read(tmp_path)
-    assert all(r["study"] == "data-size" and r["status"] == "ok" for r in runs)
-    for model_id, (_, entry, grids) in studies.DATA_SIZE.items():
-        grown = sorted(r["sizes"][entry] for r in runs if r["model_id"] == model_id)
-        assert grown == sorted(2 * grids["tiny"])  # Stan and NumPyro at every N
-    assert len({r["data_hash"] for r in runs}) == 4  # a new data set per model and N
+    assert all(r.study == "data-size" and r.status == "ok" for r in runs)
+    study = STUDIES["data-size"]
+    assert [spec.id for spec in study.models()] == [LOGISTIC, BRADLEY_TERRY]  # from the specs' own studies
+    for spec in study.models():
+        grown = sorted(r.sizes[spec.n_key] for r in runs if r.model_id == spec.id)
+        assert grown == sorted(2 * study.grids["tiny"])  # Stan and NumPyro at every N
+    assert len({r.data_hash for r in runs}) == 4  # a new data set per model and N
 
 
 def test_chains_study_runs_vectorised_samplers_and_rwmh(tmp_path):
     assert main(["study", "chains", "--scale", "tiny", "--out", str(tmp_path)]) == 0
     runs = records.read(tmp_path)
-    assert sorted((r["engine"], r["config"]["chains"]) for r in runs) == sorted(
-        (e, c) for e in studies.CHAINS_ENGINES for c in studies.CHAINS["tiny"])
-    assert all(r["chain_method"] == "vectorized" and r["status"] == "ok" for r in runs)
-    rwmh = records.read(tmp_path, kind="measurement")
+    grid = STUDIES["chains"].grids["tiny"]
+    assert sorted((r.engine, r.config.chains) for r in runs) == sorted(
+        (e, c) for e in ("numpyro", "blackjax_chees") for c in grid)
+    assert all(r.chain_method == "vectorized" and r.status == "ok" for r in runs)
+    assert {r.label for r in runs} == {"NumPyro-CPU-vectorized", "BlackJAX-ChEES-CPU"}  # default methods unnamed
+    rwmh = records.read_measurements(tmp_path)
     assert sorted((m["backend"], m["chains"]) for m in rwmh) == sorted(
-        (b, c) for b in ("jax", "numpy") for c in studies.CHAINS["tiny"])
+        (b, c) for b in ("jax", "numpy") for c in grid)
     assert all(m["draws_per_s"] > 0 and m["ess_bulk"] > 0 and m["provenance"]["git_commit"] for m in rwmh)
     html = build(tmp_path, tmp_path / "report").read_text()
     assert "draws/s at" in html and "1e9 draws in" in html  # the rlouf claim row speaks from the study
@@ -35,9 +43,9 @@ def test_chains_study_runs_vectorised_samplers_and_rwmh(tmp_path):
 
 def test_devices_study_times_the_sharded_gradient_on_8_simulated_devices(tmp_path):
     assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "8", "--out", str(tmp_path)]) == 0
-    rows = records.read(tmp_path, kind="measurement")
+    rows = records.read_measurements(tmp_path)
     assert sorted((m["model_id"], m["devices"]) for m in rows) == sorted(
-        (model_id, n) for model_id in studies.DEVICES_SIZES["tiny"] for n in (1, 2, 4, 8))
+        (model_id, n) for model_id in (LOGISTIC, "movielens_synth-matrix_factorization") for n in (1, 2, 4, 8))
     assert all(m["ms_per_gradient"] > 0 and m["backend"] == "cpu" for m in rows)
 
 
@@ -50,11 +58,22 @@ def test_data_size_study_runs_only_the_engines_and_sizes_asked_and_resumes(tmp_p
     args = ["study", "data-size", "--scale", "tiny", "--engines", "numpyro", "--max-n", "300", "--out", str(tmp_path)]
     assert main(args) == 0
     runs = records.read(tmp_path)
-    assert sorted((r["model_id"], r["engine"], r["sizes"][studies.DATA_SIZE[r["model_id"]][1]]) for r in runs) == [
-        (studies.LOGISTIC, "numpyro", 200), (studies.BRADLEY_TERRY, "numpyro", 300)]
+    assert sorted((r.model_id, r.engine, r.sizes[models.get(r.model_id).n_key]) for r in runs) == [
+        (LOGISTIC, "numpyro", 300), (BRADLEY_TERRY, "numpyro", 300)]
     assert main([*args, "--resume"]) == 0
     assert len(records.read(tmp_path)) == 2  # nothing ran again
     assert "0 of 0 runs ok" in capsys.readouterr().out
+
+
+def test_a_study_declares_its_shape_and_finds_its_models_on_the_specs():
+    for study in STUDIES.values():
+        assert isinstance(study, Study) and study.axis and study.measures
+        assert set(study.grids) == {"tiny", "cpu", "gpu"} and set(study.engines) == {"cpu", "gpu"}
+        assert study.models(), study.name
+    assert [s.id for s in STUDIES["devices"].models()] == [LOGISTIC, "movielens_synth-matrix_factorization"]
+    assert all(spec.shard_rows and set(spec.shard_sizes) == {"tiny", "cpu", "gpu"}
+               for spec in STUDIES["devices"].models())
+    assert all(spec.n_key for spec in STUDIES["data-size"].models())
 
 
 def test_study_refuses_an_engine_it_does_not_run(tmp_path, capsys):

@@ -39,7 +39,8 @@ def gates_for(draws, reference, divergent=0, data_hash=None):
     result = SampleResult(draws, Timings(1.0, 1.0, 1.0, "test"),
                           SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
     metrics = summarise(result, ["mu", "tau", "theta_tilde"])
-    return validity.evaluate(metrics, CHAINS * DRAWS, reference, data_hash or reference["header"]["data_hash"])
+    applied, why = references.applicable(MODEL_ID, "tiny", (), data_hash or reference["header"]["data_hash"])
+    return validity.evaluate(metrics, CHAINS * DRAWS, applied, why)
 
 
 def test_draws_from_the_reference_distribution_pass(reference):
@@ -66,6 +67,33 @@ def test_too_many_divergences_fail(reference):
 def test_reference_for_other_data_is_not_applied(reference):
     gates = gates_for(draws_like(reference, shift_sd=0.5), reference, data_hash="0" * 16)
     assert not gates["gates"]["reference"]["checked"] and gates["valid"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # arviz and numpy on NaN and inf draws
+@pytest.mark.parametrize("broken", ["constant", "nan", "inf"])
+def test_a_nan_or_inf_diagnostic_fails_its_gate(reference, broken):
+    """A constant chain gives a NaN R-hat and ESS; non-finite draws give NaN or inf ones: never a silent pass."""
+    draws = draws_like(reference)
+    if broken == "constant":
+        draws["tau"][:] = 1.0
+    else:
+        draws["tau"][0, 0] = np.nan if broken == "nan" else np.inf
+    gates = gates_for(draws, reference)
+    expected = {"constant": {"rhat"}, "nan": {"rhat", "ess", "finite"}, "inf": {"finite"}}[broken]
+    assert not gates["valid"] and expected <= set(gates["failed_gates"]), gates["failed_gates"]
+
+
+@pytest.mark.parametrize("field, value", [("max_rhat", np.nan), ("max_rhat", np.inf), ("min_ess_bulk", np.nan),
+                                          ("min_ess_tail", np.inf), ("min_ess_bulk", np.nan)])
+def test_every_gate_fails_on_a_non_finite_diagnostic(reference, field, value):
+    from msgspec.structs import replace
+
+    metrics = summarise(SampleResult(draws_like(reference), Timings(1.0, 1.0, 1.0, "test"),
+                                     SamplerStats(np.full((CHAINS, DRAWS), 7), np.zeros((CHAINS, DRAWS), bool)), {}),
+                        ["mu", "tau", "theta_tilde"])
+    assert validity.evaluate(metrics, CHAINS * DRAWS, None, "no reference")["valid"]
+    gates = validity.evaluate(replace(metrics, **{field: value}), CHAINS * DRAWS, None, "no reference")
+    assert not gates["valid"] and gates["failed_gates"] == ["rhat" if field == "max_rhat" else "ess"]
 
 
 def test_a_crashed_run_is_invalid():

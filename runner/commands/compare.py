@@ -15,7 +15,7 @@ from runner import compare, records
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
         "compare", help="flag speed and correctness regressions between two record sets",
-        description="Per (model, size, engine, device, precision, chain method): NEW ÷ BASE of median ESS/s and "
+        description="Per measurement (machine, model, sizes, settings, data, engine setup): NEW ÷ BASE of median ESS/s and "
         "of median ms per gradient over valid repeats, flagged as a regression only when beyond --threshold "
         "AND significant (two-sided Mann–Whitney U over repeats, p < --alpha); and a gold check of every NEW "
         "run: posterior means within 0.3 reference sd. Writes OUT/regressions.json. Exit 1 when anything "
@@ -27,10 +27,6 @@ def add_parser(verbs) -> None:
     parser.add_argument("--alpha", type=float, default=compare.ALPHA, help="significance level (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="folder for regressions.json (default: NEW's folder)")
     parser.set_defaults(handler=main)
-
-
-def label(entry: dict) -> str:
-    return f"{entry['engine']}-{entry['device']}" + ("-f32" if entry["precision"] == "float32" else "")
 
 
 def print_table(result: dict) -> None:
@@ -46,7 +42,7 @@ def print_table(result: dict) -> None:
             or "; ".join(e["notes"]) or "–"
         worst = e["gold"]["worst"]
         gold = e["gold"]["status"] + (f" ({worst['worst_sd']:.2f}, {worst['worst_parameter']})" if worst else "")
-        table.add_row(e["model_id"], e["size"], label(e), f"{e['n_base']}, {e['n_new']}", *cells, status, gold,
+        table.add_row(e["model_id"], e["size"], e["label"], f"{e['n_base']}, {e['n_new']}", *cells, status, gold,
                       "REGRESSED" if e["correctness_regression"] else "ok")
     console = Console(width=160)
     console.print(table)

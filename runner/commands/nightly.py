@@ -3,7 +3,6 @@ nightly (or a named baseline), write the report with the comparison and history 
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from runner import compare, history, records
@@ -31,17 +30,27 @@ def add_parser(verbs) -> None:
     parser.set_defaults(handler=main)
 
 
+def run_argv(args) -> list[str]:
+    """The ``stanjax run`` options of the nightly campaign: the nightly suite, narrowed as asked."""
+    argv = ["--suite", "nightly"]
+    if args.models:
+        argv += ["--models", *args.models]
+    if args.size:
+        argv += ["--size", args.size]
+    if args.repeats is not None:
+        argv += ["--repeats", str(args.repeats)]
+    return argv
+
+
 def main(args) -> int:
     from reports.build import build
 
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
-    jobs = run.plan(argparse.Namespace(suite="nightly", models=args.models, engines=None, size=args.size,
-                                       chains=None, warmup=None, draws=None, repeats=args.repeats, device=None,
-                                       x64=False, chain_method=None, seed=1))
+    jobs = run.plan(run.parse(run_argv(args)))
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
-    written: list[dict] = []
+    written: list[records.RunRecord] = []
     try:
         run_campaign(jobs, folder, args.timeout, written)
     except KeyboardInterrupt:
@@ -55,5 +64,5 @@ def main(args) -> int:
         comparison = run_comparison(baseline, folder, folder, args.threshold, args.alpha)
     index = build(folder, folder / "report", nightly=comparison, history=records.read(folder.parent))
     print(f"report: {index}")
-    failed = [r for r in written if r["status"] != "ok"]
+    failed = [r for r in written if r.status != "ok"]
     return 1 if failed or (comparison and comparison["regressed"]) else 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import subprocess
 import sys
@@ -12,8 +14,8 @@ import models
 from models import UsageError
 from runner import records
 from runner.campaign import run_campaign
-from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig
-from runner.engines import ENGINE_NAMES, JAX_ENGINES
+from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey
+from runner.engines import ENGINE_NAMES, JAX, STAN, entry
 from runner.suites import SUITES
 
 LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
@@ -28,11 +30,18 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
-        "run", help="run models on engines and append result records",
-        description="Run each (model, engine, repeat) in its own process and append one JSON record per run to "
-        "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
-        "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
-        "the data depend on --seed only, the sampler seed on --seed and the repeat.")
+        "run", help="run models on engines and append result records", description=DESCRIPTION)
+    add_arguments(parser)
+    parser.set_defaults(handler=main)
+
+
+DESCRIPTION = ("Run each (model, engine, repeat) in its own process and append one JSON record per run to "
+               "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
+               "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
+               "the data depend on --seed only, the sampler seed on --seed and the repeat.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="quick", help=f"named settings: {', '.join(SUITES)} (default: %(default)s)")
     parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's)")
     parser.add_argument("--engines", nargs="+", metavar="NAME", help=f"from {', '.join(ENGINE_NAMES)}")
@@ -53,10 +62,17 @@ def add_parser(verbs) -> None:
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
     parser.add_argument("--resume", action="store_true",
-                        help="skip runs that already have an ok record in OUT (same model, engine, device, "
-                        "config hash and repeat, and for Stan the same front end: CmdStan or the bundled Stan); failed runs "
-                        "are run again")
-    parser.set_defaults(handler=main)
+                        help="skip runs that already have an ok record in OUT (same model, engine, front end "
+                        "(for Stan: CmdStan or the bundled Stan), device, precision, chain method, config hash and "
+                        "repeat); failed runs are run again")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """``stanjax run`` options from an argument list: other verbs (nightly) plan runs through the same options,
+    defaults included."""
+    parser = argparse.ArgumentParser(prog="stanjax run", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser.parse_args(argv)
 
 
 def plan(args) -> list[Job]:
@@ -76,27 +92,22 @@ def plan(args) -> list[Job]:
     specs = [models.get(model_id) for model_id in model_ids]
     engines = _names(args.engines) or list(suite["engines"])
     for engine in engines:
-        if engine not in ENGINE_NAMES:
-            raise models.UnknownChoice("engine", engine, ENGINE_NAMES)
+        entry(engine)  # unknown engine: one line, exit 2
     device = args.device or suite.get("device", "cpu")
     placements = {engine: placement(engine, device, args.x64, args.chain_method, settings["chains"])
                   for engine in engines}
-    for spec in specs:  # unknown size, invalid sizes or non-finite data: refuse before anything runs
+    front_ends = {engine: entry(engine).front_end() for engine in engines}
+    for spec in specs:  # unknown size, a generator's size validation or non-finite data: refuse before anything runs
         for size in sizes:
-            try:
-                spec.data(size, args.seed)
-            except UsageError:
-                raise
-            except ValueError as err:
-                raise UsageError(str(err)) from None
-    if "stan" in engines:
+            spec.data(size, args.seed)
+    if any(entry(engine).family == STAN for engine in engines):
         from runner.engines.stan import check_program
 
         for spec in specs:
             check_program(spec)
     configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
                          draws=settings["draws"], seed=args.seed) for size in sizes]
-    return [Job(spec.id, engine, config, repeat, placements[engine]) for config in configs
+    return [Job(spec.id, engine, config, repeat, placements[engine], front_ends[engine]) for config in configs
             for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
 
 
@@ -104,33 +115,49 @@ MAX_PARALLEL_CPU_CHAINS = 64
 
 
 def placement(engine: str, device: str, x64: bool, chain_method: str | None, chains: int) -> Placement:
-    """The device policy: Stan on the CPU; JAX engines on ``device`` with its default precision and chain
-    method unless overridden. A GPU that is not there is an error."""
-    if engine not in JAX_ENGINES:
-        return Placement("cpu", "float64", "parallel")
-    if device == "gpu":
+    """The engine's device policy (the registry's), checked here: a GPU that is not there, or more parallel chains
+    than devices, is an error."""
+    chosen = entry(engine).placement(device, x64, chain_method)
+    if chosen.device == "gpu":
         check_gpu_visible()
-    precision = "float64" if device == "cpu" or x64 else "float32"
-    if engine != "numpyro":
-        return Placement(device, precision, "vectorized")
-    chain_method = chain_method or ("parallel" if device == "cpu" else "vectorized")
-    if chain_method == "parallel" and device == "cpu" and chains > MAX_PARALLEL_CPU_CHAINS:
+    if chosen.chain_method == "parallel" and chosen.device == "cpu" and chains > MAX_PARALLEL_CPU_CHAINS \
+            and entry(engine).family == JAX:
         raise UsageError(f"--chain-method parallel gives each chain its own CPU device: at most "
                          f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)")
-    if chain_method == "parallel" and device == "gpu" and chains > gpu_count():
+    if chosen.chain_method == "parallel" and chosen.device == "gpu" and chains > gpu_count():
         raise UsageError(f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
                          "GPU(s) visible (use --chain-method vectorized)")
-    return Placement(device, precision, chain_method)
+    return chosen
+
+
+# What JAX says when it has no GPU platform at all (a CPU-only jaxlib, or no CUDA plugin): "no GPU", not a failure.
+NO_GPU_PLATFORM = ("Unknown backend", "no platforms that are instances of gpu", "Backend 'gpu' is not in the list")
+GPU_PROBE = """import json
+try:
+    import jax
+    print(json.dumps({"gpus": len(jax.devices('gpu'))}))
+except RuntimeError as err:
+    print(json.dumps({"error": str(err)}))
+"""
 
 
 @cache
 def gpu_count() -> int:
-    """GPUs JAX can see, asked in a child process: a backend started here would hold GPU memory the
-    workers need."""
-    probe = "import jax\ntry:\n    print(len(jax.devices('gpu')))\nexcept RuntimeError:\n    print(0)"
+    """GPUs JAX can see, asked in a child process (a backend started here would hold GPU memory the workers need).
+    0 when JAX has no GPU platform; a GPU platform that fails to start (a broken CUDA install), or a probe that
+    crashes, is a UsageError that says what failed, never a silent "no GPU"."""
     env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+    done = subprocess.run([sys.executable, "-c", GPU_PROBE], capture_output=True, text=True, env=env)
+    try:
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
+        raise UsageError(f"probing JAX's GPUs failed: {last}") from None
+    if "gpus" in answer:
+        return answer["gpus"]
+    if any(text in answer["error"] for text in NO_GPU_PLATFORM):
+        return 0
+    raise UsageError(f"JAX's GPU platform failed to start: {answer['error'].splitlines()[0]}")
 
 
 def check_gpu_visible() -> None:
@@ -139,17 +166,9 @@ def check_gpu_visible() -> None:
                          "nvidia-smi); refusing to fall back to the CPU")
 
 
-def done_keys(out: Path) -> set[tuple]:
-    """``Job.key()`` of every ok record in ``out``; a Stan record counts only if the Stan front end that would
-    run now (CmdStan when one is found, else the bundled Stan) made it."""
-    if not (out / records.RESULTS_FILE).exists():
-        return set()
-    from runner.engines.stan import find_cmdstan
-
-    cmdstan_now = find_cmdstan() is not None
-    return {(r["model_id"], r["engine"], r["device"], r["precision"], r["chain_method"], r["config_hash"],
-             r["repeat"]) for r in records.read(out / records.RESULTS_FILE) if r["status"] == "ok"
-            and (r["engine"] != "stan" or (r["engine_info"].get("stan_interface") == "cmdstanpy") == cmdstan_now)}
+def done_keys(out: Path) -> set[RunKey]:
+    """The runs ``out`` already holds an ok record of (``--resume`` skips them)."""
+    return records.done(records.read(out / records.RESULTS_FILE)) if (out / records.RESULTS_FILE).exists() else set()
 
 
 def main(args) -> int:
@@ -166,14 +185,14 @@ def main(args) -> int:
         probe.unlink()
     except OSError as err:
         raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
-    written: list[dict] = []
+    written: list[records.RunRecord] = []
     try:
         run_campaign(jobs, args.out, args.timeout, written)
     except KeyboardInterrupt:
         print(f"interrupted: {len(written)} of {len(jobs)} runs finished and recorded in {args.out}")
         return 130
-    failed = [r for r in written if r["status"] != "ok"]
-    invalid = [r for r in written if r["status"] == "ok" and not r["valid"]]
+    failed = [r for r in written if r.status != "ok"]
+    invalid = [r for r in written if r.status == "ok" and not r.valid]
     print(f"{len(written) - len(failed)} of {len(written)} runs ok ({len(invalid)} failed a validity gate); "
           f"records in {args.out}")
     return 1 if failed else 0

@@ -1,12 +1,18 @@
-"""Engines: one adapter per sampler front end, all with the same two calls.
+"""Engines: one adapter per sampler, all with the same two calls, and the registry that says what each one is.
 
 ``compile(spec) -> handle`` builds (or fetches from cache) the model; ``sample(handle, data, config, seed,
-placement)`` runs the sampler where the placement says and returns a :class:`SampleResult`. Engines never compute ESS or R-hat: that is
-:mod:`runner.metrics`' job, one code path for all.
+placement)`` runs the sampler where the placement says and returns a :class:`SampleResult`. Engines never compute
+ESS or R-hat: that is :mod:`runner.metrics`' job, one code path for all.
+
+:data:`ENGINES` is the one place that says what an engine is: its family (Stan or JAX), its front ends and their
+report labels, the devices it runs on, its default precision and chain method per device. Placement, labels,
+claims, figures, studies and compare read it. Adding an engine = one module here plus its entry below.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -60,25 +66,110 @@ class Engine(Protocol):
                placement: Placement = Placement()) -> SampleResult: ...
 
 
-# stan: Stan's NUTS (pystan, or CmdStan when installed); numpyro: NumPyro's NUTS; blackjax_nuts: BlackJAX NUTS
-# with Stan-style window adaptation per chain; blackjax_chees: jittered HMC tuned by ChEES across the chain batch.
-JAX_ENGINES = ("numpyro", "blackjax_nuts", "blackjax_chees")
-ENGINE_NAMES = ("stan", *JAX_ENGINES)
+STAN, JAX = "stan", "jax"
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """What the rest of stanjax needs to know about an engine, without importing it.
+
+    ``front_ends`` maps each front end's name to its report label (the first is the default); ``defaults`` maps
+    each device to its (precision, chain method); ``chain_methods`` are the ones ``--chain-method`` may pick;
+    ``factory`` is ``"module:callable"``, called with the front end (imported only when a run needs it: a Stan
+    run never imports JAX); ``choose_front_end`` picks the front end when none is asked for; ``order`` ranks the
+    engine as the numerator of a pairing (newer ways first)."""
+
+    name: str
+    family: str
+    front_ends: dict[str, str]
+    defaults: dict[str, tuple[str, str]]
+    chain_methods: tuple[str, ...]
+    factory: str
+    order: int
+    choose_front_end: Callable[[], str] | None = None
+    retired: tuple[str, ...] = ()  # front ends kept only to name old records; never a claim's evidence
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(self.defaults)
+
+    def front_end(self) -> str:
+        """The front end a run would use now."""
+        return self.choose_front_end() if self.choose_front_end else next(iter(self.front_ends))
+
+    def placement(self, device: str, x64: bool = False, chain_method: str | None = None) -> Placement:
+        """The device policy: the engine runs on ``device`` if it can, else on its first device (Stan is the CPU
+        baseline beside a GPU run); the device's default precision (float64 with ``x64``) and chain method,
+        unless ``chain_method`` is one this engine accepts."""
+        device = device if device in self.defaults else self.devices[0]
+        precision, default_method = self.defaults[device]
+        return Placement(device, "float64" if x64 else precision,
+                         chain_method if chain_method in self.chain_methods else default_method)
+
+
+def _stan_front_end() -> str:
+    from runner.engines.stan import find_cmdstan
+
+    return "cmdstan" if find_cmdstan() else "bundled"
+
+
+ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
+    # Stan's NUTS: the bundled Stan (httpstan's compiled NUTS driven directly), CmdStan through cmdstanpy when one
+    # is installed; "pystan": the bundled Stan driven through pystan (records made before the direct driver).
+    EngineEntry("stan", STAN, {"bundled": "Stan", "cmdstan": "CmdStan", "pystan": "PyStan"},
+                {"cpu": ("float64", "parallel")}, ("parallel",), "runner.engines.stan:StanEngine", order=3,
+                choose_front_end=_stan_front_end, retired=("pystan",)),
+    EngineEntry("numpyro", JAX, {"numpyro": "NumPyro"},
+                {"cpu": ("float64", "parallel"), "gpu": ("float32", "vectorized")},
+                ("parallel", "vectorized", "sequential"), "runner.engines.numpyro:NumPyroEngine", order=2),
+    # BlackJAX NUTS with Stan-style window adaptation per chain, chains vmapped.
+    EngineEntry("blackjax_nuts", JAX, {"blackjax": "BlackJAX-NUTS"},
+                {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
+                "runner.engines.blackjax:nuts", order=1),
+    # Jittered HMC tuned by ChEES across the chain batch: the many-chain, GPU-friendly adaptive HMC.
+    EngineEntry("blackjax_chees", JAX, {"blackjax": "BlackJAX-ChEES"},
+                {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
+                "runner.engines.blackjax:chees", order=0),
+)}
+ENGINE_NAMES = tuple(ENGINES)
 CPU_PAIR = ("stan", "numpyro")
 
 
-def get_engine(name: str) -> Engine:
-    """Import lazily: a Stan run never imports JAX and a JAX run never starts httpstan."""
-    if name == "stan":
-        from runner.engines.stan import StanEngine
+def entry(name: str) -> EngineEntry:
+    if name not in ENGINES:
+        raise UnknownChoice("engine", name, ENGINE_NAMES)
+    return ENGINES[name]
 
-        return StanEngine()
-    if name == "numpyro":
-        from runner.engines.numpyro import NumPyroEngine
 
-        return NumPyroEngine()
-    if name in ("blackjax_nuts", "blackjax_chees"):
-        from runner.engines.blackjax import BlackJAXEngine
+def family(name: str) -> str | None:
+    """STAN or JAX; None for an engine this stanjax does not know (a record from elsewhere)."""
+    return ENGINES[name].family if name in ENGINES else None
 
-        return BlackJAXEngine(name.removeprefix("blackjax_"))
-    raise UnknownChoice("engine", name, ENGINE_NAMES)
+
+def get_engine(name: str, front_end: str | None = None) -> Engine:
+    """The engine, through ``front_end`` (default: the one a run would use now); imported lazily."""
+    found = entry(name)
+    front_end = front_end or found.front_end()
+    if front_end not in found.front_ends:
+        raise UnknownChoice(f"front end of {name}", front_end, found.front_ends)
+    module, _, attribute = found.factory.partition(":")
+    return getattr(importlib.import_module(module), attribute)(front_end)
+
+
+def label(engine: str, front_end: str, device: str, precision: str, chain_method: str,
+          matmul_precision: str | None = None) -> str:
+    """The report's name for an engine setup, e.g. "NumPyro-CPU", "NumPyro-GPU-f32", "Stan-CPU", "CmdStan-CPU".
+
+    float32 is marked "-f32" (float64 is the unmarked default); "-tf32" is float32 on a GPU with JAX's default
+    matmul precision (TF32 on Ampere and later), as runs made before the runner asked for full float32 matmuls.
+    A chain method other than the engine's default on that device is named too ("NumPyro-CPU-vectorized").
+    Setups with different labels are never pooled."""
+    found = ENGINES.get(engine)
+    name = found.front_ends.get(front_end, f"{engine}[{front_end}]") if found else f"{engine}[{front_end}]"
+    text = f"{name}-{device.upper()}"
+    if precision == "float32":
+        full = device != "gpu" or matmul_precision in ("highest", "float32")
+        text += "-f32" if full else "-tf32"
+    if found and device in found.defaults and chain_method != found.defaults[device][1]:
+        text += f"-{chain_method}"
+    return text

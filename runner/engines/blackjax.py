@@ -89,6 +89,14 @@ class BlackJAXEngine:
         return SampleResult(draws, timings, stats, info)
 
 
+def nuts(front_end: str = "blackjax") -> BlackJAXEngine:
+    return BlackJAXEngine("nuts")
+
+
+def chees(front_end: str = "blackjax") -> BlackJAXEngine:
+    return BlackJAXEngine("chees")
+
+
 def _nuts_phases(jax, logdensity, config: RunConfig, traces: dict):
     """Window-adapted NUTS, one adaptation per chain; both phases vmapped over chains."""
     import blackjax

@@ -23,6 +23,9 @@ from runner.engines.jax_setup import CompileClock, device_info, start_jax
 class NumPyroEngine:
     name = "numpyro"
 
+    def __init__(self, front_end: str = "numpyro"):
+        self.front_end = front_end
+
     def compile(self, spec: ModelSpec):
         """Nothing to build ahead of time: MCMC compiles on first call, timed inside ``sample``."""
         return {"model": jax_models.load(spec.model_name)}

@@ -54,11 +54,20 @@ def find_cmdstan() -> str | None:
 
 
 class StanEngine:
+    """Stan through one front end: "bundled" (httpstan's NUTS, driven here) or "cmdstan" (cmdstanpy)."""
+
     name = "stan"
 
-    def __init__(self):
-        cmdstan = find_cmdstan()
-        self.backend = CmdStanBackend(cmdstan) if cmdstan else HttpstanBackend()
+    def __init__(self, front_end: str = "bundled"):
+        if front_end == "cmdstan":
+            cmdstan = find_cmdstan()
+            if cmdstan is None:
+                raise UsageError("CmdStan was asked for, but none is installed (set CMDSTAN)")
+            self.backend = CmdStanBackend(cmdstan)
+        elif front_end == "bundled":
+            self.backend = HttpstanBackend()
+        else:
+            raise UsageError(f"the Stan engine cannot run through the {front_end!r} front end")
 
     def compile(self, spec: ModelSpec):
         return self.backend.compile(spec)
