@@ -16,12 +16,14 @@ import pandas as pd
 import models
 from reports import claims, figures, headline, stats
 from runner import records, references, validity
-from runner.engines import STAN, family
+from runner.engines import ENGINES, STAN, family
 from runner.records import RunRecord
 
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 # A record's measurement key (its group of repeats) as the columns of the runs table.
 KEYS = records.MEASUREMENT_FIELDS
+SCALAR_TIMINGS = [f for f in records.RunTimings.__struct_fields__ if f not in ("source", "detail")]
+SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if f not in ("posterior_mean", "posterior_mcse")]
 
 
 def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
@@ -35,7 +37,8 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
         rows.append({
             **r.measurement_key()._asdict(),
             "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv
-            "engine": r.engine, "family": family(r.engine) or "", "front_end": r.front_end, "device": r.device,
+            "engine": r.engine, "family": family(r.engine) or "", "front_end": r.front_end,
+            "retired": r.engine in ENGINES and r.front_end in ENGINES[r.engine].retired, "device": r.device,
             "precision": r.precision, "chain_method": r.chain_method,
             "repeat": r.repeat, "chains": r.config.chains, "draws": r.config.draws,
             "n_rows": sizes.get(n_key) if n_key else None, "features": sizes.get("D"),
@@ -44,13 +47,9 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             "valid": r.valid, "failed_gates": ", ".join(r.failed_gates),
             "reference_max_z": r.gates.get("reference", {}).get("max_z"),
             "created": r.created,
-            "compile_s": timings.compile_s if timings else None,
-            "compile_cached": timings.compile_cached if timings else None,
-            "warmup_s": timings.warmup_s if timings else None, "sampling_s": timings.sampling_s if timings else None,
-            "run_s": timings.run_s if timings else None,
-            **{name: getattr(metrics, name) if metrics else None for name in (
-                "min_ess_bulk", "min_ess_tail", "ess_per_s", "ms_per_gradient", "ess_per_1000_gradients",
-                "n_parameters", "max_rhat", "divergences")},
+            # Every scalar timing and metric the record type declares: a new one reaches runs.csv by itself.
+            **{name: getattr(timings, name) if timings else None for name in SCALAR_TIMINGS},
+            **{name: getattr(metrics, name) if metrics else None for name in SCALAR_METRICS},
             "error": r.error, "run_id": r.run_id,
         })
     runs = pd.DataFrame(rows)

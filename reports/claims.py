@@ -85,7 +85,7 @@ def tran_hoffman_row(runs: pd.DataFrame) -> dict:
     model_id = claim_model("tran_hoffman")
     big = runs[(runs.model_id == model_id) & (runs.n_rows >= COVTYPE_ROWS)]
     for machine, group in big[big.valid].groupby("machine", sort=True):
-        for stan_label, stan in group[group.family == STAN].groupby("label", sort=True):  # any Stan front end
+        for stan_label, stan in group[(group.family == STAN) & ~group.retired].groupby("label", sort=True):
             for label, jax in group[(group.family == JAX) & (group.device == "gpu")].groupby("label", sort=True):
                 _, ratio = ratios_with_geomean([(stan.ms_per_gradient.tolist(), jax.ms_per_gradient.tolist())])
                 return {**row, "measured": f"{stan_label} ÷ {label} in ms per gradient at N = "
@@ -116,12 +116,12 @@ def crossover(n: np.ndarray, ratio: np.ndarray) -> tuple[float | None, str]:
 
 
 def crossovers(study_runs: pd.DataFrame, model_id: str) -> list[dict]:
-    """Per machine, JAX label and Stan label: where the JAX engine overtakes Stan in ESS/s along the data-size
-    study's N (medians over valid runs). The figures mark these; the Ingram claim reads them."""
+    """Per machine, JAX label and Stan label (current front ends): where the JAX engine overtakes Stan in ESS/s
+    along the data-size study's N (medians over valid runs). The figures mark these; the Ingram claim reads them."""
     out = []
     runs = study_runs[(study_runs.study == "data-size") & (study_runs.model_id == model_id) & study_runs.valid]
     for machine, group in runs.groupby("machine", sort=True):
-        for stan_label, stan_runs in group[group.family == STAN].groupby("label", sort=True):
+        for stan_label, stan_runs in group[(group.family == STAN) & ~group.retired].groupby("label", sort=True):
             stan = stan_runs.groupby("n_rows").ess_per_s.median()
             for label, jax in group[group.family == JAX].groupby("label", sort=True):
                 both = pd.concat([jax.groupby("n_rows").ess_per_s.median(), stan], axis=1,

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,13 +20,30 @@ def three_repeats(out):
     return ["run", "--suite", "tiny", "--models", EIGHT, "--engines", "stan", "--repeats", "3", "--out", str(out)]
 
 
-def start_and_wait_for_a_record(args, out, stdout):
-    """Start a campaign in its own process group; return once its first record is on disk."""
-    # SIGINT back to its default in the child: a shell's background job (`make test &`) ignores it, and Python
-    # installs its KeyboardInterrupt handler only when SIGINT is not ignored at start-up.
-    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", *args], cwd=ROOT, start_new_session=True,
+def tagged(tag: str) -> list[int]:
+    """Processes whose environment carries STANJAX_TEST_TAG=tag: what one test started, whatever else runs beside
+    it (another test process, a concurrent campaign), and whatever they were reparented to."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"STANJAX_TEST_TAG={tag}".encode() in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:  # ended meanwhile, or not ours to read
+            pass
+    return found
+
+
+def start_and_wait_for_a_record(args, out, stdout, tag: str = ""):
+    """Start a campaign in its own process group (tagged with ``tag`` in its environment, which its workers
+    inherit); return once its first record is on disk."""
+    # KeyboardInterrupt on SIGINT in the child: a shell's background job (`make test &`) ignores SIGINT, and Python
+    # installs its handler only when SIGINT is not ignored at start-up. Set in the child's own code, not with
+    # preexec_fn: that would fork this (JAX-loaded) test process instead of spawning.
+    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('runner.cli', run_name='__main__')")
+    proc = subprocess.Popen([sys.executable, "-c", start, *args], cwd=ROOT, start_new_session=True,
                             stdout=stdout, stderr=subprocess.DEVNULL, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            env={**os.environ, "STANJAX_TEST_TAG": tag})
     results = out / records.RESULTS_FILE
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
@@ -82,11 +100,12 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_records(tmp_path):
     # 20 repeats: a warm eight-schools run takes ~1 s, so 3 could all finish before the signal lands
     args = three_repeats(out)
     args[args.index("--repeats") + 1] = "20"
-    proc = start_and_wait_for_a_record(args, out, stdout=subprocess.PIPE)
+    tag = f"ctrl-c-{os.getpid()}-{time.monotonic_ns()}"
+    proc = start_and_wait_for_a_record(args, out, stdout=subprocess.PIPE, tag=tag)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends to the foreground group
     stdout, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130
     finished = len(records.read(out))
     assert f"interrupted: {finished} of 20 runs finished and recorded" in stdout
     time.sleep(1)
-    assert subprocess.run(["pgrep", "-f", "runner[.]worker"], capture_output=True).returncode == 1  # no worker left
+    assert tagged(tag) == []  # no worker (nor anything it started) left
