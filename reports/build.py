@@ -230,7 +230,8 @@ def history_figures(history: list[dict]) -> list[dict]:
 def build(results: Path, out_dir: Path, nightly: dict | None = None, history: list[dict] | None = None) -> Path:
     """Read records from ``results`` (file or folder) and write the report into ``out_dir``; ``nightly`` (a
     ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section."""
-    all_records = records.read(results)
+    as_read = records.read(results)
+    all_records = records.independent(as_read)
     measurements = records.read_measurements(results)
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
@@ -243,10 +244,11 @@ def build(results: Path, out_dir: Path, nightly: dict | None = None, history: li
         "provenance": provenance_rows(all_records), "stan_front_ends": stan_front_ends(summary, comparisons),
         "failed": runs[runs.status != "ok"], "gates": validity,
         "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
+        "same_seed": len(as_read) - len(all_records),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.drop(columns="gpus").to_csv(out_dir / "runs.csv", index=False)
-    (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in all_records] + measurements,
+    (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in as_read] + measurements,
                                                      indent=1, default=str))
     (out_dir / "summary.json").write_text(json.dumps(
         {"summary": summary.to_dict(orient="records"), "headline": comparisons}, indent=1,

@@ -49,7 +49,7 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "repeat": job.repeat,
         "config": config,
         "config_hash": config.hash(),
-        "sampler_seed": config.sampler_seed(job.repeat),
+        "sampler_seed": job.sampler_seed,
         "provenance": records.provenance(),
     }
 

@@ -72,7 +72,7 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
     setup with other settings or data, the note says so."""
     def grouped(recs):
         out: dict[MeasurementKey, list[RunRecord]] = {}
-        for r in recs:
+        for r in records.independent(recs):
             out.setdefault(r.measurement_key(), []).append(r)
         return out
 

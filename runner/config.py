@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -43,9 +44,17 @@ class RunConfig:
         """The data set depends on the seed only, so every engine and repeat sees the same data."""
         return self.seed
 
-    def sampler_seed(self, repeat: int) -> int:
-        """A distinct, reproducible sampler seed per repeat (fits Stan's 31-bit seeds)."""
-        return int(np.random.SeedSequence([self.seed, repeat]).generate_state(1)[0] % 2**31)
+    def sampler_seed(self, repeat: int, entropy: int = 0) -> int:
+        """A sampler seed (fits Stan's 31-bit seeds) from the seed, the repeat and a campaign's ``entropy``: two
+        campaigns draw different entropy, so their repeats are independent runs, never the same draws twice.
+        ``entropy`` 0 (a reference's fixed stream) gives the seed from the seed and the repeat alone."""
+        words = [self.seed, repeat, *([entropy] if entropy else [])]
+        return int(np.random.SeedSequence(words).generate_state(1)[0] % 2**31)
+
+
+def campaign_entropy() -> int:
+    """Fresh entropy for one campaign's sampler seeds (recorded in every run as its ``sampler_seed``)."""
+    return secrets.randbits(64)
 
 
 DEVICES = ("cpu", "gpu")
@@ -87,6 +96,7 @@ class Job:
     repeat: int = 0
     placement: Placement = Placement()
     front_end: str = ""
+    entropy: int = 0  # the campaign's (``campaign_entropy``): with the seed and repeat it makes the sampler seed
 
     @property
     def device(self) -> str:
@@ -97,15 +107,21 @@ class Job:
         return (f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains · "
                 f"repeat {self.repeat + 1}")
 
+    @property
+    def sampler_seed(self) -> int:
+        return self.config.sampler_seed(self.repeat, self.entropy)
+
     def key(self) -> RunKey:
         return RunKey(self.model_id, self.engine, self.front_end, *asdict(self.placement).values(),
                       self.config.hash(), self.repeat)
 
     def as_dict(self) -> dict:
         return {"model_id": self.model_id, "engine": self.engine, "front_end": self.front_end,
-                **asdict(self.placement), "repeat": self.repeat, "config": self.config.as_dict()}
+                **asdict(self.placement), "repeat": self.repeat, "config": self.config.as_dict(),
+                "entropy": self.entropy}
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
         placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method")})
-        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"])
+        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"],
+                   d["entropy"])

@@ -247,6 +247,21 @@ class RunRecord(msgspec.Struct, kw_only=True):
                               self.config_hash, self.data_hash or "", self.label)
 
 
+def independent(runs: list[RunRecord]) -> list[RunRecord]:
+    """The runs that are independent repeats: of completed runs with the same measurement key and sampler seed
+    (the same draws: one run recorded twice, or campaigns that seeded alike, as before seeds took campaign
+    entropy) only the first is kept, so intervals come from independent seeds only."""
+    seen, kept = set(), []
+    for r in runs:
+        if r.status == "ok" and r.sampler_seed is not None:
+            key = (r.measurement_key(), r.sampler_seed)
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(r)
+    return kept
+
+
 def to_builtins(record) -> dict:
     """A record (or a measurement dict) as plain JSON types."""
     return msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record

@@ -44,7 +44,7 @@ def run_job(job: Job) -> dict:
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
     engine = get_engine(job.engine, job.front_end)
     handle = engine.compile(spec)
-    result = engine.sample(handle, data, job.config, job.config.sampler_seed(job.repeat), job.placement)
+    result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
     for parameter in spec.parameters:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"

@@ -244,3 +244,31 @@ def test_console_script_help_explains_each_verb():
     for verb in ("run", "report"):
         proc = subprocess.run([sys.executable, "-m", "runner.cli", verb, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0 and f"stanjax {verb}" in proc.stdout
+
+
+def test_two_campaigns_never_share_a_sampler_seed_and_engines_of_a_repeat_do():
+    first, second = _plan("--engines", "stan", "numpyro", "--repeats", "2"), _plan("--engines", "stan", "numpyro",
+                                                                                 "--repeats", "2")
+    seeds = {(j.engine, j.repeat): j.sampler_seed for j in first}
+    assert seeds[("stan", 0)] == seeds[("numpyro", 0)] != seeds[("stan", 1)]  # a repeat: one seed, every engine
+    assert not set(seeds.values()) & {j.sampler_seed for j in second}  # another campaign: independent draws
+    assert [j.key() for j in first] == [j.key() for j in second]  # yet the same runs for --resume
+
+
+@pytest.mark.parametrize("cmdstan_found, asked, front_end", [
+    (False, "auto", "bundled"), (True, "auto", "cmdstan"), (True, "bundled", "bundled"), (True, "cmdstan", "cmdstan")])
+def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end, monkeypatch):
+    from runner.engines import stan
+
+    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
+    jobs = _plan("--engines", "stan", "numpyro", "--stan", asked)
+    assert {(j.engine, j.front_end) for j in jobs} == {("stan", front_end), ("numpyro", "numpyro")}
+
+
+def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp_path, capsys):
+    from runner.engines import stan
+
+    monkeypatch.setattr(stan, "find_cmdstan", lambda: None)
+    assert main(["run", "--suite", "tiny", "--stan", "cmdstan", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--stan cmdstan: no CmdStan installation found" in err

@@ -208,7 +208,7 @@ def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_sta
 
 def test_provenance_names_the_workers_malloc_settings_and_records_made_without_them(tmp_path, fixture_records):
     tuned = [replace(r, provenance=replace(r.provenance, glibc_tunables="glibc.malloc.mmap_threshold=1"),
-                     run_id=f"{r.run_id}-tuned") for r in fixture_records[:2]]
+                     run_id=f"{r.run_id}-tuned", sampler_seed=r.sampler_seed + 1) for r in fixture_records[:2]]
     untuned = [r for r in fixture_records if r.provenance.glibc_tunables is None]
     html = build(write(tmp_path, [*untuned, *tuned]), tmp_path / "r").read_text()
     malloc = re.search(r'<p id="malloc">(.*?)</p>', html, re.S).group(1)
@@ -243,3 +243,15 @@ def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
     assert row["verdict"].startswith("not reproduced")  # 1e9 draws take 1000 s on this CPU; the GPU does not count
     assert "JAX-CPU: 1e+06 draws/s" in row["measured"] and "JAX-GPU: 1e+09 draws/s" in row["measured"]
     assert "(NVIDIA H100 80GB HBM3)" in row["measured"] and "(Some CPU, 3 cores)" in row["measured"]
+
+
+def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
+    """The same run recorded twice (or two campaigns seeded alike: the same draws) is one repeat, not two."""
+    again = [replace(r, run_id=f"{r.run_id}-again", campaign_id="another") for r in fixture_records]
+    once = build(write(tmp_path, fixture_records), tmp_path / "once")
+    (tmp_path / "twice").mkdir()
+    both = build(write(tmp_path / "twice", [*fixture_records, *again]), tmp_path / "twice" / "report")
+    assert json.loads((both.parent / "summary.json").read_text())["headline"] == json.loads(
+        (once.parent / "summary.json").read_text())["headline"]
+    assert f"{len(fixture_records)} further record(s) repeat an" in both.read_text()
+    assert len(json.loads((both.parent / "records.json").read_text())) == 2 * len(fixture_records)  # all, as read

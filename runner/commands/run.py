@@ -14,7 +14,7 @@ import models
 from models import UsageError
 from runner import records
 from runner.campaign import run_campaign
-from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey
+from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey, campaign_entropy
 from runner.engines import ENGINE_NAMES, JAX, STAN, entry
 from runner.suites import SUITES
 
@@ -58,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chain-method", choices=CHAIN_METHODS,
                         help="how NumPyro runs chains: parallel (one device each; CPU default), vectorized "
                         "(one vmapped batch; GPU default) or sequential. BlackJAX engines always vectorise")
+    parser.add_argument("--stan", choices=("auto", "bundled", "cmdstan"), default="auto",
+                        help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
+                        "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
+                        "installed, else bundled. The record names the one that ran (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
@@ -96,7 +100,8 @@ def plan(args) -> list[Job]:
     device = args.device or suite.get("device", "cpu")
     placements = {engine: placement(engine, device, args.x64, args.chain_method, settings["chains"])
                   for engine in engines}
-    front_ends = {engine: entry(engine).front_end() for engine in engines}
+    front_ends = {engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto")
+                  for engine in engines}
     for spec in specs:  # unknown size, a generator's size validation or non-finite data: refuse before anything runs
         for size in sizes:
             spec.data(size, args.seed)
@@ -107,8 +112,9 @@ def plan(args) -> list[Job]:
             check_program(spec)
     configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
                          draws=settings["draws"], seed=args.seed) for size in sizes]
-    return [Job(spec.id, engine, config, repeat, placements[engine], front_ends[engine]) for config in configs
-            for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
+    entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do
+    return [Job(spec.id, engine, config, repeat, placements[engine], front_ends[engine], entropy)
+            for config in configs for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
 
 
 MAX_PARALLEL_CPU_CHAINS = 64

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from models import UsageError
 from runner import records
 from runner.campaign import run_campaign
 from runner.commands.run import check_gpu_visible, done_keys, placement
+from runner.config import campaign_entropy
 from runner.engines import entry
 from runner.studies import SCALES, STUDIES
 
@@ -58,7 +60,8 @@ def main(args) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     measurements = args.out / "measurements.jsonl"
-    jobs = study.jobs(study, args.scale, engines, plan_engine, args.max_n)
+    entropy = campaign_entropy()
+    jobs = [replace(job, entropy=entropy) for job in study.jobs(study, args.scale, engines, plan_engine, args.max_n)]
     if args.resume:
         done = done_keys(args.out)
         jobs = [j for j in jobs if j.key() not in done]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from models import ModelSpec, UnknownChoice
+from models import ModelSpec, UnknownChoice, UsageError
 from runner.config import Placement, RunConfig
 
 
@@ -76,7 +76,8 @@ class EngineEntry:
     ``front_ends`` maps each front end's name to its report label (the first is the default); ``defaults`` maps
     each device to its (precision, chain method); ``chain_methods`` are the ones ``--chain-method`` may pick;
     ``factory`` is ``"module:callable"``, called with the front end (imported only when a run needs it: a Stan
-    run never imports JAX); ``choose_front_end`` picks the front end when none is asked for; ``order`` ranks the
+    run never imports JAX); ``choose_front_end`` resolves a requested front end ("auto" or a name) on this
+    machine; ``order`` ranks the
     engine as the numerator of a pairing (newer ways first)."""
 
     name: str
@@ -86,16 +87,21 @@ class EngineEntry:
     chain_methods: tuple[str, ...]
     factory: str
     order: int
-    choose_front_end: Callable[[], str] | None = None
+    choose_front_end: Callable[[str], str] | None = None
     retired: tuple[str, ...] = ()  # front ends kept only to name old records; never a claim's evidence
 
     @property
     def devices(self) -> tuple[str, ...]:
         return tuple(self.defaults)
 
-    def front_end(self) -> str:
-        """The front end a run would use now."""
-        return self.choose_front_end() if self.choose_front_end else next(iter(self.front_ends))
+    def front_end(self, requested: str = "auto") -> str:
+        """The front end a run uses: ``requested``, or with "auto" the one this machine offers
+        (``choose_front_end``; else the first); a UsageError if the requested one is not here."""
+        if requested != "auto" and requested not in self.front_ends:
+            raise UnknownChoice(f"front end of {self.name}", requested, self.front_ends)
+        if self.choose_front_end:
+            return self.choose_front_end(requested)
+        return next(iter(self.front_ends)) if requested == "auto" else requested
 
     def placement(self, device: str, x64: bool = False, chain_method: str | None = None) -> Placement:
         """The device policy: the engine runs on ``device`` if it can, else on its first device (Stan is the CPU
@@ -107,10 +113,16 @@ class EngineEntry:
                          chain_method if chain_method in self.chain_methods else default_method)
 
 
-def _stan_front_end() -> str:
+def _stan_front_end(requested: str) -> str:
+    """auto: CmdStan when one is installed, else the bundled Stan; cmdstan only where one is installed."""
     from runner.engines.stan import find_cmdstan
 
-    return "cmdstan" if find_cmdstan() else "bundled"
+    if requested == "cmdstan" and not find_cmdstan():
+        raise UsageError("--stan cmdstan: no CmdStan installation found (set CMDSTAN, or install one with "
+                         "cmdstanpy's install_cmdstan)")
+    if requested == "auto":
+        return "cmdstan" if find_cmdstan() else "bundled"
+    return requested
 
 
 ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
