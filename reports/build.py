@@ -63,7 +63,7 @@ def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
     every time has no cold figure. The one definition of "cold"."""
     ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
     cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
-    return runs.min_ess_bulk / (runs.run_s + cold_compile)
+    return runs.min_ess_bulk / (runs.user_s + cold_compile)
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -74,7 +74,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         repeats=("repeat", "count"), ess_per_s=("ess_per_s", "median"), ess_per_s_cold=("ess_per_s_cold", "median"),
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
         compile_always_cached=("compile_cached", "all"),
-        run_s=("run_s", "median"), min_ess_bulk=("min_ess_bulk", "median"), max_rhat=("max_rhat", "max"),
+        user_s=("user_s", "median"), sampler_s=("sampler_s", "median"),
+        min_ess_bulk=("min_ess_bulk", "median"), max_rhat=("max_rhat", "max"),
         divergences=("divergences", "sum"),
     ).reset_index()
     invalid = runs[~runs.valid].groupby(keys).size().rename("invalid").reset_index()

@@ -41,9 +41,11 @@ def parameter_table(draws: dict[str, np.ndarray], names: list[str]) -> dict[str,
 def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
 
-    ``ess_per_s`` = min bulk ESS / run seconds (warmup + sampling wall, compile excluded). ``ms_per_gradient`` =
-    sampling wall ms / gradient evaluations summed over chains (throughput of the whole run, whatever the
-    parallelism). A NaN or inf diagnostic of any parameter (a constant chain, a non-finite draw) propagates into
+    ``ess_per_s`` = min bulk ESS / ``user_s`` (data handed over to draws in host arrays, compile excluded).
+    ``ms_per_gradient`` = the sampling phase's share of ``user_s`` (split as the sampler's own clock splits
+    warmup and sampling) in ms / gradient evaluations summed over chains: the throughput of the whole run, on the
+    one clock every front end keeps alike. (Stan's per-chain elapsed times are not that clock: where a front end
+    does not start every chain at once, the slowest chain is not the span.) A NaN or inf diagnostic of any parameter (a constant chain, a non-finite draw) propagates into
     the minimum ESS and maximum R-hat, so the validity gates see it; ``worst_parameter`` names it.
     """
     table = parameter_table(result.draws, parameter_names)
@@ -59,10 +61,10 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
         worst_parameter=worst,
         max_rhat=float(np.max([row["rhat"] for row in table.values()])),
         divergences=int(result.stats.divergent.sum()),
-        ess_per_s=min_bulk / timings.run_s,
+        ess_per_s=min_bulk / timings.user_s,
         gradients_sampling=sampling_gradients,
         gradients_warmup=result.stats.warmup_gradients,
-        ms_per_gradient=1000.0 * timings.sampling_s / sampling_gradients,
+        ms_per_gradient=1000.0 * timings.user_s * (timings.sampling_s / timings.sampler_s) / sampling_gradients,
         ess_per_1000_gradients=1000.0 * min_bulk / sampling_gradients,
         mean_leapfrog_per_draw=float(result.stats.n_leapfrog.mean()),
         posterior_mean={name: row["mean"] for name, row in table.items()},

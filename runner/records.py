@@ -62,8 +62,9 @@ _V2_JAX_FRONT_ENDS = {"numpyro": "numpyro", "blackjax_nuts": "blackjax", "blackj
 def _v2_to_v3(record: dict) -> dict:
     """Schema 3 names every run's front end (schema 2 kept it in engine_info's ``stan_interface``; a failed Stan
     run without one: "unknown"), gives every run a ``study`` ("" for campaigns) and ``sizes`` (schema 2 wrote
-    them for completed runs only: None for the others, never re-derived from today's presets), and drops the
-    per-run cold ESS/s (the report charges each repeat its group's uncached compile time instead)."""
+    them for completed runs only: None for the others, never re-derived from today's presets), keeps two clocks
+    (``user_s``, ``sampler_s``: see ``_v2_clocks``) and drops the per-run cold ESS/s (the report charges each
+    repeat its group's uncached compile time instead)."""
     record = {**record, "schema_version": 3}
     if record.get("kind") != "run":
         return record
@@ -73,7 +74,25 @@ def _v2_to_v3(record: dict) -> dict:
     record = {"study": "", "sizes": None, "front_end": front_end, **record}
     if isinstance(record.get("metrics"), dict):
         record["metrics"] = {k: v for k, v in record["metrics"].items() if k != "ess_per_s_cold"}
+    timings = record.get("timings")
+    if isinstance(timings, dict) and "run_s" in timings:
+        record["timings"] = _v2_clocks(timings, record["engine"])
     return record
+
+
+def _v2_clocks(timings: dict, engine: str) -> dict:
+    """Schema 2's ``run_s`` was the user clock already (Stan: the sample call's wall; JAX: warmup and sampling to
+    block_until_ready, the host copy left out). Stan's sampler clock follows from the per-chain elapsed times the
+    record kept, as :func:`runner.engines.stan._stan_split` computes it now; a JAX run's warmup and sampling were
+    its sampler clock already. The recorded ms per gradient keeps its meaning (see ``runner.metrics``)."""
+    timings = {k: v for k, v in timings.items() if k != "run_s"} | {"user_s": timings["run_s"]}
+    detail = timings.get("detail") or {}
+    if engine == "stan" and detail.get("chain_warmup_s"):
+        warmup, sampling = detail["chain_warmup_s"], detail["chain_sampling_s"]
+        sampler_s = max(w + s for w, s in zip(warmup, sampling))
+        share = sum(warmup) / (sum(warmup) + sum(sampling))
+        timings |= {"warmup_s": sampler_s * share, "sampling_s": sampler_s * (1 - share)}
+    return timings | {"sampler_s": timings["warmup_s"] + timings["sampling_s"]}
 
 
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
@@ -136,12 +155,15 @@ class Provenance(msgspec.Struct, kw_only=True):
 
 
 class RunTimings(msgspec.Struct, kw_only=True):
-    """Seconds of a completed run; ``run_s`` = warmup + sampling (the ESS/s denominator)."""
+    """Seconds of a completed run on the two clocks every engine keeps (:class:`runner.engines.Timings`):
+    ``user_s``, data handed over to draws in host arrays (the ESS/s denominator), and ``sampler_s`` = ``warmup_s``
+    + ``sampling_s``, the sampler's own computation; compilation in neither (``compile_s``)."""
 
     compile_s: float
     warmup_s: float
     sampling_s: float
-    run_s: float
+    sampler_s: float
+    user_s: float
     compile_cached: bool = False
     source: str = ""
     detail: dict[str, Any] = {}

@@ -68,7 +68,7 @@ def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | No
     if all(r.timings.compile_cached for r in rows):
         return warm, None
     compile_s = max(r.timings.compile_s for r in rows)
-    return warm, [r.metrics.min_ess_bulk / (r.timings.run_s + compile_s) for r in rows]
+    return warm, [r.metrics.min_ess_bulk / (r.timings.user_s + compile_s) for r in rows]
 
 
 def invalid_runs(model_id: str, label: str) -> int:

@@ -36,7 +36,7 @@ def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0):
 def gates_for(draws, reference, divergent=0, data_hash=None):
     div = np.zeros((CHAINS, DRAWS), dtype=bool)
     div.flat[:divergent] = True
-    result = SampleResult(draws, Timings(1.0, 1.0, 1.0, "test"),
+    result = SampleResult(draws, Timings(1.0, 1.0, 1.0, 2.0, "test"),
                           SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
     metrics = summarise(result, ["mu", "tau", "theta_tilde"])
     applied, why = references.applicable(MODEL_ID, "tiny", (), data_hash or reference["header"]["data_hash"])
@@ -88,7 +88,7 @@ def test_a_nan_or_inf_diagnostic_fails_its_gate(reference, broken):
 def test_every_gate_fails_on_a_non_finite_diagnostic(reference, field, value):
     from msgspec.structs import replace
 
-    metrics = summarise(SampleResult(draws_like(reference), Timings(1.0, 1.0, 1.0, "test"),
+    metrics = summarise(SampleResult(draws_like(reference), Timings(1.0, 1.0, 1.0, 2.0, "test"),
                                      SamplerStats(np.full((CHAINS, DRAWS), 7), np.zeros((CHAINS, DRAWS), bool)), {}),
                         ["mu", "tau", "theta_tilde"])
     assert validity.evaluate(metrics, CHAINS * DRAWS, None, "no reference")["valid"]

@@ -24,18 +24,25 @@ from runner.config import Placement, RunConfig
 
 @dataclass
 class Timings:
-    """Wall-clock seconds. ``run_s`` = warmup + sampling is the wall time after compilation (the ESS/s
-    denominator). ``source`` says how the split was obtained; ``detail`` holds the engine's own clocks."""
+    """Seconds, on the same two clocks for every engine, compilation excluded from both (``compile_s``):
+
+    - ``user_s``: data handed over -> draws in host NumPy arrays, what a user waits for (the ESS/s denominator);
+    - ``warmup_s`` + ``sampling_s`` = ``sampler_s``: the sampler's own computation (Stan's elapsed times; JAX's
+      device computation, after ``block_until_ready``, before the host copy); ms per gradient uses ``sampling_s``.
+
+    ``user_s - sampler_s`` is the front end's overhead. ``source`` says how each was obtained; ``detail`` holds the
+    engine's own clocks."""
 
     compile_s: float
     warmup_s: float
     sampling_s: float
+    user_s: float
     source: str
     compile_cached: bool = False
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def run_s(self) -> float:
+    def sampler_s(self) -> float:
         return self.warmup_s + self.sampling_s
 
 

@@ -1,9 +1,11 @@
 """The Stan engine: bundled Stan (httpstan's compiled NUTS) by default, CmdStan through cmdstanpy when one is found.
 
-Both back ends run Stan's own NUTS with diagonal-metric adaptation, one process per chain. The wall time of the
-sample call (data and draw transport included) is split into warmup and sampling in the ratio of Stan's own
-per-chain elapsed times, summed over chains. The split cannot come from the chain clocks alone: with more
-chains than cores the chains share cores, so their clocks overlap. Stan's per-chain clocks are kept in ``detail``.
+Both back ends run Stan's own NUTS with diagonal-metric adaptation, one process per chain. Two clocks, as for
+every engine: ``user_s`` is the wall time of the sample call, data handed over to draws in NumPy arrays (forking
+or starting the chains, sending the data, writing and parsing every draw); the sampler's own time is Stan's: the
+chains start together, so the slowest chain's elapsed warmup + sampling, split into warmup and sampling in the
+ratio of the per-chain elapsed times summed over chains (with more chains than cores the chains share cores, so
+one chain's split alone would not do). Stan's per-chain clocks are kept in ``detail``.
 """
 
 from __future__ import annotations
@@ -79,16 +81,19 @@ class StanEngine:
         return self.backend.sample(handle, data, config, seed)
 
 
-def _stan_split(per_chain: list[dict[str, float]], wall_s: float, compile_s: float, cached: bool,
+def _stan_split(per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool,
                 interface: str) -> Timings:
+    """Timings from the sample call's wall (``user_s``) and Stan's per-chain elapsed times."""
+    sampler_s = max(c["warmup"] + c["sampling"] for c in per_chain)
     warmup = sum(c["warmup"] for c in per_chain)
-    sampling = sum(c["sampling"] for c in per_chain)
-    warmup_share = warmup / (warmup + sampling)
+    warmup_share = warmup / (warmup + sum(c["sampling"] for c in per_chain))
     return Timings(
-        compile_s=compile_s, warmup_s=wall_s * warmup_share, sampling_s=wall_s * (1 - warmup_share),
-        source=f"{interface} sample-call wall, split by Stan's per-chain warmup:sampling elapsed times",
+        compile_s=compile_s, warmup_s=sampler_s * warmup_share, sampling_s=sampler_s * (1 - warmup_share),
+        user_s=user_s,
+        source=f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
+               "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times",
         compile_cached=cached,
-        detail={"wall_s": wall_s, "chain_warmup_s": [c["warmup"] for c in per_chain],
+        detail={"chain_warmup_s": [c["warmup"] for c in per_chain],
                 "chain_sampling_s": [c["sampling"] for c in per_chain]})
 
 
@@ -147,9 +152,10 @@ class HttpstanBackend:
         module = httpstan.models.import_services_extension_module(handle["model_name"])
         outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains)
         tables = [sample_table(output, config.draws) for output in outputs]
-        wall_s = time.perf_counter() - start
         columns = tables[0][0]
         values = np.stack([table for _, table in tables])  # (chains, draws, columns)
+        draws = group_columns(columns, values)
+        user_s = time.perf_counter() - start
         column = {name: i for i, name in enumerate(columns)}
         stats = SamplerStats(
             n_leapfrog=values[..., column["n_leapfrog__"]].astype(np.int64),
@@ -157,8 +163,8 @@ class HttpstanBackend:
             step_size=[float(s) for s in values[:, 0, column["stepsize__"]]],
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
-        timings = _stan_split(per_chain, wall_s, handle["compile_s"], handle["cached"], "httpstan")
-        return SampleResult(group_columns(columns, values), timings, stats, self.info())
+        timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan")
+        return SampleResult(draws, timings, stats, self.info())
 
 
 def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
@@ -362,10 +368,10 @@ class CmdStanBackend:
                 values = fit.stan_variable(name)  # (chains * draws, *shape), chain after chain
                 draws[name] = values.reshape(config.chains, config.draws, *values.shape[1:])
             method = fit.method_variables()  # name -> (draws, chains)
-            wall_s = time.perf_counter() - start
+            user_s = time.perf_counter() - start
         stats = SamplerStats(n_leapfrog=method["n_leapfrog__"].T.astype(np.int64),
                              divergent=method["divergent__"].T.astype(bool),
                              step_size=[float(s) for s in fit.step_size])
-        timings = _stan_split(fit.time, wall_s, handle["compile_s"], handle["cached"], "cmdstanpy")
+        timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy")
         return SampleResult(draws, timings, stats, self.info())
 
