@@ -211,13 +211,33 @@ def fmt(value, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"), autoescape=autoescape,
-                             undefined=jinja2.StrictUndefined, trim_blocks=not autoescape,
-                             lstrip_blocks=not autoescape)
+def markdown_cell(value):
+    """A value as it may stand in a Markdown table: no cell break, no line break (HTML is escaped as well)."""
+    return value.replace("|", "\\|").replace("\r", " ").replace("\n", " ") if isinstance(value, str) else value
+
+
+def environment(markdown: bool) -> jinja2.Environment:
+    """Templates escape every value from a record, in HTML and in the Markdown summary alike (GitHub renders both:
+    a record's ``<script>`` must stay text)."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=markdown, lstrip_blocks=markdown,
+                             finalize=markdown_cell if markdown else None)
     env.filters["fmt"] = fmt
     env.filters["times"] = headline.times
     return env
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (a leading =, +, -, @) get a leading apostrophe."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(
+                lambda v: f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v)
+    return safe
 
 
 def history_figures(history: list[dict]) -> list[dict]:
@@ -248,15 +268,15 @@ def build(results: Path, out_dir: Path, nightly: dict | None = None, history: li
         "same_seed": len(as_read) - len(all_records),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs.drop(columns="gpus").to_csv(out_dir / "runs.csv", index=False)
+    csv_safe(runs.drop(columns="gpus")).to_csv(out_dir / "runs.csv", index=False)
     (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in as_read] + measurements,
                                                      indent=1, default=str))
     (out_dir / "summary.json").write_text(json.dumps(
         {"summary": summary.to_dict(orient="records"), "headline": comparisons}, indent=1,
         default=lambda o: asdict(o) if is_dataclass(o) else str(o)))
-    (out_dir / "README.md").write_text(environment(False).get_template("summary.md").render(**context),
+    (out_dir / "README.md").write_text(environment(markdown=True).get_template("summary.md").render(**context),
                                        encoding="utf-8")
-    html = environment(True).get_template("report.html").render(
+    html = environment(markdown=False).get_template("report.html").render(
         **context, forests=[figures.forest_svg(c) for c in comparisons],
         chart=figures.bar_chart_svg(summary[summary.study == ""]) if (summary.study == "").any() else "",
         models=model_sections(all_records, runs, summary), studies=study_figures(runs, measurements),

@@ -4,8 +4,8 @@ This module owns the schema: the record type, its version and the migrations of 
 writing, and the keys every consumer groups by (:class:`MeasurementKey`: repeats of one measurement;
 :class:`runner.config.RunKey`: a run already done). Appends are flushed and fsync'ed one record at a time, so a
 killed campaign keeps every finished run. The reader keeps every intact record: a line that is not a JSON object
-(a torn last line, a corrupted line) or a run that does not fit the type is skipped with a warning; a file with
-lines but no readable record, or only records of another schema, is refused.
+(a torn line, a corrupted line), a run that does not fit the type or a record of an unknown schema is skipped with
+a warning naming the file and lines; only a file of nothing but records of another schema is refused.
 """
 
 from __future__ import annotations
@@ -392,9 +392,10 @@ def _files(path: Path) -> list[Path]:
 
 
 def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
-    """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object, or a run that does
-    not fit :class:`RunRecord`, is skipped with a warning naming the file and line; a file with lines but no
-    readable record, or only records of another schema, is refused."""
+    """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object (torn, corrupted),
+    a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
+    one warning per file naming the lines and why; only a file whose records are all of another schema is refused
+    (it is history this stanjax cannot read, not damage)."""
     lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
     runs, measurements = [], []
     skipped, invalid, foreign = [], [], {}
@@ -411,7 +412,7 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
         try:
             record = migrate(record)
         except RecordsError as err:
-            foreign.setdefault(repr(record["schema_version"]), (number, err))
+            foreign.setdefault(record["schema_version"], []).append((number, err))
             continue
         if record.get("kind", "run") != "run":
             measurements.append(record)
@@ -420,18 +421,16 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
             runs.append(msgspec.convert(record, RunRecord))
         except (msgspec.ValidationError, KeyError, TypeError) as err:
             invalid.append((number, str(err)))
-    kept = len(runs) + len(measurements)
-    if not kept and foreign:
-        number, err = next(iter(foreign.values()))
+    if foreign and not (runs or measurements or skipped or invalid):
+        number, err = next(iter(foreign.values()))[0]
         raise RecordsError(f"{file}:{number}: {err}")
-    if not kept and (skipped or invalid):
-        raise RecordsError(f"{file}: no readable record ({len(skipped) + len(invalid)} unreadable line(s))")
     problems = []
     if skipped:
         problems.append("a torn last line" if skipped == [len(lines)] else f"unreadable line(s) {skipped[:10]}")
     problems += [f"line {number}, not a run record: {why}" for number, why in invalid[:10]]
-    if foreign:
-        problems.append(f"other schema versions {list(foreign)}")
+    problems += [f"{len(found)} record(s) of schema_version {version} (lines {[n for n, _ in found][:10]}; this "
+                 f"stanjax reads {SCHEMA_VERSION} and upgrades {', '.join(map(str, MIGRATIONS))})"
+                 for version, found in foreign.items()]
     if problems:
         warnings.warn(f"{file}: skipped {'; '.join(problems)}", stacklevel=3)
     return runs, measurements

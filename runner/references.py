@@ -39,6 +39,8 @@ def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple
     and why not. The one rule for the validity gate, the nightly gold check and the report."""
     if resize:
         return None, "no reference for resized data (a study's grid point)"
+    if model_id not in models.registry() or size not in models.SIZE_NAMES:  # never a file name from a record
+        return None, "no reference: not a model and size preset of this checkout"
     reference = load(model_id, size)
     if reference is None:
         return None, "no reference for this model and size"

@@ -272,3 +272,26 @@ def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp
     assert main(["run", "--suite", "tiny", "--stan", "cmdstan", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--stan cmdstan: no CmdStan installation found" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-5"], "--seed must be between 0 and 4294967295, got -5"),
+    (["--models", "covtype_synth-logistic_regression", "--seed", "-5"], "--seed must be between 0"),
+    (["--timeout", "0"], "--timeout must be a positive number of seconds, got 0"),
+    (["--timeout", "-5"], "--timeout must be a positive number of seconds, got -5"),
+    (["--timeout", "nan"], "--timeout must be a positive number of seconds, got nan"),
+])
+def test_bad_seed_or_timeout_is_one_line_before_anything_runs(argv, message, capsys, tmp_path):
+    out = tmp_path / "results"
+    assert main(["run", "--suite", "tiny", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and not out.exists()
+
+
+def test_a_cache_folder_that_cannot_be_created_is_one_line(monkeypatch, capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("STANJAX_CACHE", str(blocker / "cache"))
+    assert main(["run", "--suite", "tiny", "--out", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot use the cache folder {blocker / 'cache'} (STANJAX_CACHE)" in err

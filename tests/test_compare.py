@@ -119,6 +119,9 @@ def test_compare_cli_exit_codes_and_regressions_json(runs, tmp_path, capsys):
     written = json.loads((tmp_path / "slow" / "regressions.json").read_text())
     assert written["regressions"]["speed"] == 4 and written["paths"]["base"] == str(base)
     assert "REGRESSED" in capsys.readouterr().out
-    assert main(["compare", str(base), str(base), "--out", str(tmp_path / "same")]) == 0
+    assert main(["compare", str(base), str(base), "--out", str(tmp_path / "same")]) == 2
+    assert "BASE and NEW are the same 20 run record(s)" in capsys.readouterr().err
+    calm = write(tmp_path / "calm" / "results.jsonl", with_timings(runs, 1.0, 0.02, 3))
+    assert main(["compare", str(base), str(calm), "--out", str(tmp_path / "same")]) == 0
     assert main(["compare", str(base), str(slow), "--threshold", "-1"]) == 2
     assert "--threshold must be in (0, 10)" in capsys.readouterr().err

@@ -71,11 +71,27 @@ def test_a_run_record_missing_fields_is_skipped_with_a_warning_naming_file_and_l
         assert len(records.read(path)) == 1
 
 
-def test_a_file_of_garbage_is_refused(tmp_path):
+@pytest.mark.parametrize("content", [b"\x00\xff garbage\n[1, 2]\n", b'{"schema_version": 3, "kind": "ru'])
+def test_a_file_of_garbage_or_one_torn_line_is_skipped_not_refused(tmp_path, content):
+    """Damage never blocks the rest: resume, report and nightly read the other files (and this one's nothing)."""
     path = tmp_path / "results.jsonl"
-    path.write_bytes(b"\x00\xff garbage\n[1, 2]\n")
-    with pytest.raises(records.RecordsError, match="no readable record"):
-        records.read(path)
+    path.write_bytes(content)
+    good = tmp_path / "other" / "results.jsonl"
+    records.append(good, records.read(FIXTURE)[0])
+    with pytest.warns(UserWarning, match="skipped"):
+        assert records.read(path) == [] and len(records.read(tmp_path)) == 1
+
+
+def test_future_schema_records_among_good_ones_are_skipped_with_one_warning_saying_why(tmp_path):
+    path = tmp_path / "results.jsonl"
+    records.append(path, records.read(FIXTURE)[0])
+    for _ in range(2):
+        records.append(path, {"schema_version": records.SCHEMA_VERSION + 1, "kind": "run"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(records.read(path)) == 1
+    [warning] = caught
+    assert f"2 record(s) of schema_version {records.SCHEMA_VERSION + 1} (lines [2, 3]" in str(warning.message)
 
 
 def test_future_schema_is_refused(tmp_path):
@@ -93,8 +109,8 @@ RECORD = {"schema_version": records.SCHEMA_VERSION, "kind": "measurement", "mode
 @given(n=st.integers(1, 6), cut=st.integers(0, 10_000),
        damage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(min_size=1, max_size=3)), max_size=3))
 def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, damage):
-    """Truncate anywhere and overwrite random bytes: read() returns every intact line's record, or refuses a
-    file with none left (RecordsError), and never raises anything else."""
+    """Truncate anywhere and overwrite random bytes: read() returns every intact line's record (a damaged
+    schema_version may read as another schema, refused if nothing else is left) and never raises anything else."""
     lines = [(json.dumps({**RECORD, "i": i}) + "\n").encode() for i in range(n)]
     blob = bytearray(b"".join(lines))
     for position, junk in damage:

@@ -255,3 +255,33 @@ def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
         (once.parent / "summary.json").read_text())["headline"]
     assert f"{len(fixture_records)} further record(s) repeat an" in both.read_text()
     assert len(json.loads((both.parent / "records.json").read_text())) == 2 * len(fixture_records)  # all, as read
+
+
+HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "=HYPERLINK(\"http://x\")", "a|b\nc",
+           "m" * 100_000]
+
+
+def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixture_records):
+    """Record strings (model IDs, errors, labels, provenance, machine names) are escaped in HTML and Markdown,
+    never run as CSV formulas, and never become file names."""
+    base = fixture_records[0]
+    hostile = []
+    for i, text in enumerate(HOSTILE):
+        machine = replace(base.provenance.machine, cpu=text, hostname=text, gpu=[text])
+        provenance = replace(base.provenance, machine=machine, command=text, git_commit=text,
+                             versions={**base.provenance.versions, "jax": text})
+        hostile.append(replace(base, run_id=f"hostile-{i}", model_id=text, size=text, error=text, front_end=text,
+                               engine=text, device=text, campaign_id=text, provenance=provenance,
+                               sizes={text[:50]: 1}, engine_info={"stan_interface": text}, sampler_seed=i))
+        hostile.append(replace(hostile[-1], run_id=f"hostile-failed-{i}", status="error", valid=False,
+                               failed_gates=[text], metrics=None, timings=None, sampler_seed=None))
+    index = build(write(tmp_path, [*fixture_records, *hostile]), tmp_path / "report")
+    html, markdown = index.read_text(), (index.parent / "README.md").read_text()
+    for text in (HOSTILE[0], HOSTILE[1]):
+        assert text not in html and text not in markdown
+    assert "&lt;script&gt;" in html and "&lt;script&gt;" in markdown
+    assert "a\\|b c" in markdown  # a table cell stays one cell
+    csv = (index.parent / "runs.csv").read_text()
+    assert '\'=HYPERLINK' in csv and ',=HYPERLINK' not in csv and '"=HYPERLINK' not in csv
+    assert sorted(p.name for p in index.parent.iterdir()) == ["README.md", "index.html", "records.json", "runs.csv",
+                                                               "summary.json"]

@@ -64,6 +64,9 @@ def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float,
     base, new = records.read(base_path), records.read(new_path)
     if not base or not new:
         raise UsageError(f"no run records in {base_path if not base else new_path}")
+    if base == new:
+        raise UsageError(f"BASE and NEW are the same {len(base)} run record(s) ({base_path}, {new_path}): "
+                         "nothing to compare")
     result = compare.compare(base, new, threshold, alpha)
     result["paths"] = {"base": str(base_path), "new": str(new_path)}
     print_table(result)

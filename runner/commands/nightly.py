@@ -32,7 +32,7 @@ def add_parser(verbs) -> None:
 
 def run_argv(args) -> list[str]:
     """The ``stanjax run`` options of the nightly campaign: the nightly suite, narrowed as asked."""
-    argv = ["--suite", "nightly"]
+    argv = ["--suite", "nightly", "--timeout", repr(args.timeout)]
     if args.models:
         argv += ["--models", *args.models]
     if args.size:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from runner import records
 from runner.campaign import run_campaign
 from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey, campaign_entropy
 from runner.engines import ENGINE_NAMES, JAX, STAN, entry
+from runner.paths import cache_dir
 from runner.suites import SUITES
 
 LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
@@ -89,6 +91,8 @@ def plan(args) -> list[Job]:
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    check_seed_and_timeout(args.seed, args.timeout)
+    cache_dir()  # an uncreatable STANJAX_CACHE: one line now, not a traceback inside a worker
     sizes = [args.size] if args.size else suite["sizes"]
     model_ids = _names(args.models) or suite["models"]
     if model_ids in (["all"], "all"):
@@ -118,6 +122,15 @@ def plan(args) -> list[Job]:
 
 
 MAX_PARALLEL_CPU_CHAINS = 64
+MAX_SEED = 2**32 - 1  # NumPy's and Stan's seeds are unsigned 32-bit
+
+
+def check_seed_and_timeout(seed: int, timeout: float) -> None:
+    """Every model checks its seed alike (models that ignore it too), and a timeout is a positive number."""
+    if not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"--seed must be between 0 and {MAX_SEED}, got {seed}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
 
 
 def placement(engine: str, device: str, x64: bool, chain_method: str | None, chains: int) -> Placement:

@@ -8,7 +8,7 @@ from pathlib import Path
 from models import UsageError
 from runner import records
 from runner.campaign import run_campaign
-from runner.commands.run import check_gpu_visible, done_keys, placement
+from runner.commands.run import check_gpu_visible, check_seed_and_timeout, done_keys, placement
 from runner.config import campaign_entropy
 from runner.engines import entry
 from runner.studies import SCALES, STUDIES
@@ -44,6 +44,7 @@ def add_parser(verbs) -> None:
 
 def main(args) -> int:
     study = STUDIES[args.name]
+    check_seed_and_timeout(1, args.timeout)
     if args.device == "gpu":
         check_gpu_visible()
     if args.simulate_devices is not None and not 1 <= args.simulate_devices <= 64:
