@@ -44,6 +44,8 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             "n_rows": sizes.get(n_key) if n_key else None, "features": sizes.get("D"),
             "resized": ", ".join(f"{name} = {value:,}" for name, value in r.config.resize),
             "campaign_id": r.campaign_id, "status": r.status,
+            "loaded": bool(r.load and r.load.loaded),
+            "other_processes_cores": r.load.other_processes_cores if r.load else None,
             "valid": r.valid, "failed_gates": ", ".join(r.failed_gates),
             "reference_max_z": r.gates.get("reference", {}).get("max_z"),
             "created": r.created,

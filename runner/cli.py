@@ -1,7 +1,7 @@
 """``stanjax``: paired Stan and NumPyro/JAX benchmarks.
 
 Exit codes: 0 done, 1 a run failed (or, for compare and nightly, something regressed), 2 bad input (one line
-on stderr naming what is wrong).
+on stderr naming what is wrong), 130 stopped by Ctrl-C and 143 by SIGTERM (finished records kept).
 """
 
 from __future__ import annotations

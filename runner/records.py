@@ -188,6 +188,16 @@ class RunMetrics(msgspec.Struct, kw_only=True):
     posterior_mcse: dict[str, float]
 
 
+class MachineLoad(msgspec.Struct, kw_only=True):
+    """Other work on the machine during a run: the cores other processes kept busy on average (None where
+    /proc/stat is unreadable), the 1-minute load average at start and end, and the flag the report shows."""
+
+    other_processes_cores: float | None
+    load_average_start: float
+    load_average_end: float
+    loaded: bool
+
+
 class MeasurementKey(NamedTuple):
     """What makes runs repeats of one measurement, and so comparable: the same machine, study, model, sizes,
     sampler settings and data, and the same engine setup (its label: engine, front end, device, precision,
@@ -240,6 +250,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     provenance: Provenance
     status: Literal["ok", "error", "timeout"]
     wall_s: float | None = None
+    load: MachineLoad | None = None  # None: measured before the campaign recorded the machine's load
     error: str = ""
     log: str | None = None
     data_hash: str | None = None

@@ -10,8 +10,11 @@ samples: the hook the fault-tolerance tests use to plant a crash or a hang in on
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -74,8 +77,30 @@ def run_job(job: Job) -> dict:
     }
 
 
+def die_with_the_campaign(job_dir: Path) -> None:
+    """The worker ends when its campaign does, however the campaign ended (kill -9 of its group included): the
+    kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the worker removes its job
+    folder and kills its own process group (itself, Stan's chains, CmdStan). A campaign already gone before this
+    is set up (``STANJAX_CAMPAIGN_PID`` is no longer the parent) ends the worker at once."""
+    def stop(signum, frame):
+        shutil.rmtree(job_dir, ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the campaign's own clean-up is all there is
+        return
+    if os.getppid() != int(os.environ.get("STANJAX_CAMPAIGN_PID", os.getppid())):
+        stop(signal.SIGTERM, None)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 def main(argv: list[str]) -> int:
     job_path, record_path = map(Path, argv)
+    die_with_the_campaign(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
     record = run_job(job)
     record_path.write_text(json.dumps(record))

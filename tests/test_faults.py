@@ -1,5 +1,8 @@
-"""Faults never lose a result: kill -9 then --resume, a hanging run, a crashing engine."""
+"""Faults never lose a result and leave nothing running: kill -9 then --resume, SIGTERM, Ctrl-C, a worker killed,
+a hanging run, a crashing engine, a full disk. Marked ``faults`` (``pytest -m faults`` runs them alone)."""
 
+import errno
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +15,7 @@ import pytest
 from models import ROOT
 from runner import records
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.faults]
 EIGHT = "eight_schools-eight_schools_noncentered"
 
 
@@ -33,9 +36,9 @@ def tagged(tag: str) -> list[int]:
     return found
 
 
-def start_and_wait_for_a_record(args, out, stdout, tag: str = ""):
+def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | None = None):
     """Start a campaign in its own process group (tagged with ``tag`` in its environment, which its workers
-    inherit); return once its first record is on disk."""
+    inherit; its temporary folders in ``tmp``); return once its first record is on disk."""
     # KeyboardInterrupt on SIGINT in the child: a shell's background job (`make test &`) ignores SIGINT, and Python
     # installs its handler only when SIGINT is not ignored at start-up. Set in the child's own code, not with
     # preexec_fn: that would fork this (JAX-loaded) test process instead of spawning.
@@ -43,7 +46,9 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = ""):
              "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('runner.cli', run_name='__main__')")
     proc = subprocess.Popen([sys.executable, "-c", start, *args], cwd=ROOT, start_new_session=True,
                             stdout=stdout, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "STANJAX_TEST_TAG": tag})
+                            env={**os.environ, "STANJAX_TEST_TAG": tag, **({"TMPDIR": str(tmp)} if tmp else {})})
+    if tmp:
+        tmp.mkdir(exist_ok=True)
     results = out / records.RESULTS_FILE
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
@@ -56,11 +61,23 @@ def stanjax(*args, env=None, **kwargs):
                           env={**os.environ, **(env or {})}, **kwargs)
 
 
+def stanjax_folders(tmp: Path) -> list[str]:
+    return [p.name for p in tmp.iterdir() if p.name.startswith("stanjax-")]
+
+
+def gone(tag: str, seconds: float = 10) -> bool:
+    """True once no process of ``tag`` is left (a worker ends itself within moments of its campaign)."""
+    deadline = time.monotonic() + seconds
+    while tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not tagged(tag)
+
+
 def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tmp_path):
     out = tmp_path / "results"
     args = three_repeats(out)
     proc = start_and_wait_for_a_record(args, out, stdout=subprocess.DEVNULL)
-    os.killpg(proc.pid, signal.SIGKILL)  # the runner and its worker, mid-campaign
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner, mid-campaign (its worker runs in a session of its own)
     proc.wait()
     before = records.read(out)
     assert 1 <= len(before) < 3
@@ -70,6 +87,30 @@ def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tm
     after = records.read(out)
     assert sorted(r.repeat for r in after) == [0, 1, 2]
     assert [r.run_id for r in after[:len(before)]] == [r.run_id for r in before]
+
+
+@pytest.mark.parametrize("how", ["kill -9 of the campaign's group", "SIGTERM to the campaign"])
+def test_a_worker_never_outlives_its_campaign(tmp_path, how):
+    """The worker of a run that would never end (a planted hang) is gone moments after its campaign is, with its
+    job folder: an orphan would run beside the next campaign and skew its timings."""
+    out = tmp_path / "results"
+    tag = f"orphan-{os.getpid()}-{time.monotonic_ns()}"
+    args = ["run", "--suite", "tiny", "--models", EIGHT, "--engines", "stan", "numpyro", "--out", str(out)]
+    os.environ["STANJAX_FAULT"] = "numpyro:hang"
+    try:
+        proc = start_and_wait_for_a_record(args, out, stdout=subprocess.DEVNULL, tag=tag, tmp=tmp_path / "tmp")
+    finally:
+        del os.environ["STANJAX_FAULT"]
+    time.sleep(1)  # the numpyro worker has started and hangs
+    assert any(b"runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag))
+    if how.startswith("kill"):
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert gone(tag), [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag)]
+    assert stanjax_folders(tmp_path / "tmp") == []  # its job folder (and Stan's socket folder) removed too
+    assert [r.engine for r in records.read(out)] == ["stan"]
 
 
 def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
@@ -106,6 +147,68 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_records(tmp_path):
     stdout, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130
     finished = len(records.read(out))
-    assert f"interrupted: {finished} of 20 runs finished and recorded" in stdout
+    assert f"interrupted (SIGINT): {finished} of 20 runs finished and recorded" in stdout
     time.sleep(1)
     assert tagged(tag) == []  # no worker (nor anything it started) left
+
+
+def test_sigterm_stops_the_campaign_like_ctrl_c(tmp_path):
+    out = tmp_path / "results"
+    args = three_repeats(out)
+    args[args.index("--repeats") + 1] = "20"
+    tag = f"sigterm-{os.getpid()}-{time.monotonic_ns()}"
+    proc = start_and_wait_for_a_record(args, out, stdout=subprocess.PIPE, tag=tag, tmp=tmp_path / "tmp")
+    proc.send_signal(signal.SIGTERM)  # to the campaign alone, as a scheduler or `kill` would
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 143
+    finished = len(records.read(out))
+    assert stdout.strip().splitlines()[-1] == f"interrupted (SIGTERM): {finished} of 20 runs finished and recorded in {out}"
+    assert gone(tag) and stanjax_folders(tmp_path / "tmp") == []
+
+
+def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
+    out = tmp_path / "results"
+    tag = f"worker-kill-{os.getpid()}-{time.monotonic_ns()}"
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "run", "--suite", "tiny", "--models", EIGHT,
+                             "--engines", "numpyro", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env={**os.environ, "STANJAX_TEST_TAG": tag, "STANJAX_FAULT": "numpyro:hang"})
+    deadline = time.monotonic() + 120
+    workers = []
+    while not workers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [pid for pid in tagged(tag) if b"runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    os.kill(workers[0], signal.SIGKILL)
+    assert proc.wait(timeout=120) == 1
+    [record] = records.read(out)
+    assert record.status == "error" and record.error.startswith("worker killed by SIGKILL")
+    assert record.failed_gates == ["completed"] and record.load is not None
+
+
+def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkeypatch, capsys):
+    """The disk fills while the second record is appended (half of its line written): one line, exit 2, the
+    first record intact; once there is space, --resume writes the rest on lines of their own."""
+    from runner import campaign
+    from runner.cli import main
+
+    real_append, calls = records.append, []
+
+    def append(path, record):
+        calls.append(record)
+        if len(calls) == 2:
+            with open(path, "a") as handle:
+                handle.write(json.dumps(records.to_builtins(record))[:100])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_append(path, record)
+
+    out = tmp_path / "results"
+    monkeypatch.setattr(campaign.records, "append", append)
+    assert main(three_repeats(out)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device; 1 run(s) of this campaign recorded before" in err
+    with pytest.warns(UserWarning, match="torn last line"):
+        assert [r.repeat for r in records.read(out)] == [0]
+    monkeypatch.setattr(campaign.records, "append", real_append)  # space freed
+    assert main([*three_repeats(out), "--resume"]) == 0
+    with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
+        assert sorted(r.repeat for r in records.read(out)) == [0, 1, 2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner import compare, history, records
-from runner.campaign import run_campaign
+from runner.campaign import interrupted, run_campaign
 from runner.commands import run
 from runner.commands.compare import check_rule, run_comparison
 
@@ -53,9 +53,8 @@ def main(args) -> int:
     written: list[records.RunRecord] = []
     try:
         run_campaign(jobs, folder, args.timeout, written)
-    except KeyboardInterrupt:
-        print(f"interrupted: {len(written)} of {len(jobs)} runs finished and recorded in {folder}")
-        return 130
+    except KeyboardInterrupt as stop:
+        return interrupted(stop, written, jobs, folder)
     baseline = args.baseline or history.previous(folder)
     comparison = None
     if baseline is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import models
 from models import UsageError
 from runner import records
-from runner.campaign import run_campaign
+from runner.campaign import interrupted, run_campaign
 from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey, campaign_entropy
 from runner.engines import ENGINE_NAMES, JAX, STAN, entry
 from runner.paths import cache_dir
@@ -207,9 +207,8 @@ def main(args) -> int:
     written: list[records.RunRecord] = []
     try:
         run_campaign(jobs, args.out, args.timeout, written)
-    except KeyboardInterrupt:
-        print(f"interrupted: {len(written)} of {len(jobs)} runs finished and recorded in {args.out}")
-        return 130
+    except KeyboardInterrupt as stop:
+        return interrupted(stop, written, jobs, args.out)
     failed = [r for r in written if r.status != "ok"]
     invalid = [r for r in written if r.status == "ok" and not r.valid]
     print(f"{len(written) - len(failed)} of {len(written)} runs ok ({len(invalid)} failed a validity gate); "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from models import UsageError
 from runner import records
-from runner.campaign import run_campaign
+from runner.campaign import interrupted, run_campaign
 from runner.commands.run import check_gpu_visible, check_seed_and_timeout, done_keys, placement
 from runner.config import campaign_entropy
 from runner.engines import entry
@@ -74,9 +74,8 @@ def main(args) -> int:
         if study.measure:
             study.measure(study, args.scale, args.device, engines, measurements, measured, args.timeout,
                           simulate_devices=args.simulate_devices)
-    except KeyboardInterrupt:
-        print(f"interrupted: {len(written)} of {len(jobs)} runs finished; records in {args.out}")
-        return 130
+    except KeyboardInterrupt as stop:
+        return interrupted(stop, written, jobs, args.out)
     failed = [r for r in written if r.status != "ok"]
     print(f"study {args.name} ({args.scale}): {len(written) - len(failed)} of {len(written)} runs ok; "
           f"records in {args.out}")
