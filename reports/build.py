@@ -250,8 +250,9 @@ def history_figures(history: list[dict]) -> list[dict]:
             for (model_id, size), group in frame.groupby(["model_id", "size"], sort=True)]
 
 
-def build(results: Path, out_dir: Path, nightly: dict | None = None, history: list[dict] | None = None) -> Path:
-    """Read records from ``results`` (file or folder) and write the report into ``out_dir``; ``nightly`` (a
+def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None,
+          history: list[RunRecord] | None = None) -> Path:
+    """Read records from ``results`` (files or folders) and write the report into ``out_dir``; ``nightly`` (a
     ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section."""
     as_read = records.read(results)
     all_records = records.independent(as_read)

@@ -393,7 +393,11 @@ def append(path: Path, record) -> None:
         os.fsync(handle.fileno())
 
 
-def _files(path: Path) -> list[Path]:
+def _files(path: Path | list[Path]) -> list[Path]:
+    """The ``.jsonl`` files of a file, a folder (every one below it) or a list of them (results from several
+    machines, merged), each once."""
+    if isinstance(path, (list, tuple)):
+        return list(dict.fromkeys(file for one in path for file in _files(one)))
     path = Path(path)
     if path.is_dir():
         return sorted(path.rglob("*.jsonl"))
@@ -447,11 +451,12 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     return runs, measurements
 
 
-def read(path: Path) -> list[RunRecord]:
-    """The run records of one ``.jsonl`` file, or of every ``*.jsonl`` below a folder (sorted by path)."""
+def read(path: Path | list[Path]) -> list[RunRecord]:
+    """The run records of one ``.jsonl`` file, of every ``*.jsonl`` below a folder (sorted by path), or of a list
+    of files and folders."""
     return [run for file in _files(path) for run in _read_file(file)[0]]
 
 
-def read_measurements(path: Path) -> list[dict]:
+def read_measurements(path: Path | list[Path]) -> list[dict]:
     """The studies' measurements that are not sampler runs (RWMH, sharded gradients), as dicts."""
     return [m for file in _files(path) for m in _read_file(file)[1]]

@@ -295,3 +295,42 @@ def test_a_cache_folder_that_cannot_be_created_is_one_line(monkeypatch, capsys, 
     assert main(["run", "--suite", "tiny", "--out", str(tmp_path / "results")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot use the cache folder {blocker / 'cache'} (STANJAX_CACHE)" in err
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 5])
+def test_shards_are_disjoint_and_together_the_whole_plan(parts):
+    from runner.commands.run import shard
+
+    args = ("--models", "all", "--engines", "stan", "numpyro", "--repeats", "2")
+    whole = _plan(*args)
+    pieces = [shard(whole, i, parts) for i in range(1, parts + 1)]
+    keys = [job.key() for piece in pieces for job in piece]
+    assert sorted(keys) == sorted(job.key() for job in whole) and len(set(keys)) == len(keys)
+    for piece in pieces:  # every engine and repeat of a model on one machine, where they can be paired
+        for job in piece:
+            assert all(other in piece for other in whole if other.model_id == job.model_id)
+    assert [job.key() for job in shard(_plan(*args), 1, parts)] == [job.key() for job in pieces[0]]  # again alike
+
+
+@pytest.mark.parametrize("bad", ["0/2", "3/2", "x", "1/0"])
+def test_a_bad_shard_is_refused_by_the_parser(bad, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--shard", bad])
+    assert stop.value.code == 2 and "--shard" in capsys.readouterr().err
+
+
+def test_report_merges_the_folders_of_several_machines(tmp_path):
+    from msgspec.structs import replace
+
+    from runner import records
+
+    runs = records.read(FIXTURES / "tiny_repeats2.jsonl")
+    for name, cores in (("a", 2), ("b", 64)):
+        machine = replace(runs[0].provenance.machine, cores=cores)
+        for r in runs:
+            records.append(tmp_path / name / "results.jsonl",
+                           replace(r, provenance=replace(r.provenance, machine=machine)))
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(tmp_path / "report")]) == 0
+    html = (tmp_path / "report" / "index.html").read_text()
+    machines = {m for m in re.findall(r'data-machine="([^"]+)"', html)}
+    assert len(machines) == 2 and all(m.endswith(("-2core", "-64core")) for m in machines)

@@ -9,10 +9,11 @@ from pathlib import Path
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
         "report", help="write the HTML report from result records",
-        description="Read every record in RESULTS (a results.jsonl file or a folder searched for *.jsonl) and "
-        "write OUT/index.html, OUT/runs.csv and OUT/summary.json. Never runs a model.",
+        description="Read every record in RESULTS (results.jsonl files or folders searched for *.jsonl; several "
+        "merge, e.g. the shards of a campaign run on several machines, each grouped by its machine) and write "
+        "OUT/index.html, OUT/README.md, OUT/runs.csv, OUT/summary.json and OUT/records.json. Never runs a model.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("results", type=Path, nargs="?", default=Path("out/results"), help="records to read")
+    parser.add_argument("results", type=Path, nargs="*", default=[Path("out/results")], help="records to read")
     parser.add_argument("-o", "--out", type=Path, default=Path("out/report"), help="folder for the report")
     parser.set_defaults(handler=main)
 

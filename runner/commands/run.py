@@ -67,10 +67,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
+    parser.add_argument("--shard", type=shard_arg, metavar="I/N",
+                        help="run only part I of N of the plan (a Slurm job array, a CI matrix: each machine its own "
+                        "part into its own results folder; `stanjax report A B ...` merges them). Parts split by "
+                        "model and size, so every engine and repeat of a model runs on one machine, where they "
+                        "can be paired")
     parser.add_argument("--resume", action="store_true",
                         help="skip runs that already have an ok record in OUT (same model, engine, front end "
                         "(for Stan: CmdStan or the bundled Stan), device, precision, chain method, config hash and "
                         "repeat); failed runs are run again")
+
+
+def shard_arg(text: str) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N."""
+    try:
+        i, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N (e.g. 2/4), got {text!r}") from None
+    if not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"I/N needs 1 <= I <= N, got {text}")
+    return i, n
+
+
+def shard(jobs: list[Job], part: int, parts: int) -> list[Job]:
+    """Part ``part`` of ``parts``: the jobs of every parts-th (size, model) group, in the plan's order; the parts
+    are disjoint and together the whole plan, on every machine that plans alike."""
+    groups = list(dict.fromkeys((job.config.size, job.model_id) for job in jobs))
+    mine = {group for index, group in enumerate(groups) if index % parts == part - 1}
+    return [job for job in jobs if (job.config.size, job.model_id) in mine]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -192,6 +216,9 @@ def done_keys(out: Path) -> set[RunKey]:
 
 def main(args) -> int:
     jobs = plan(args)
+    if args.shard:
+        jobs = shard(jobs, *args.shard)
+        print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
     if args.resume:
         done = done_keys(args.out)
         left = [j for j in jobs if j.key() not in done]
