@@ -77,7 +77,7 @@ def chains_jobs(study: Study, scale: str, engines, placement, max_n: int | None)
 
 
 def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float,
-                      simulate_devices: int | None = None):
+                      **_):
     """Random-walk Metropolis per chain count, in JAX (on ``device``) and in NumPy; those in ``done`` skipped."""
     if RWMH not in engines:
         return
@@ -93,12 +93,20 @@ def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done:
 
 
 def devices_measurements(study: Study, scale: str, device: str, engines, out, done, timeout_s: float,
-                         simulate_devices: int | None = None):
-    """ms per sharded gradient on 1, 2, 4, ... devices."""
-    env = {"JAX_PLATFORMS": "cuda" if device == "gpu" else "cpu"}
-    if simulate_devices:
-        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={simulate_devices}"
-    for row in measure(["devices", scale], env, timeout_s):
+                         simulate_devices: int | None = None, processes: int = 1):
+    """ms per sharded gradient on 1, 2, 4, ... devices; with ``processes`` > 1, as that many JAX processes on this
+    host, the simulated devices split among them (process 0's measurements are recorded)."""
+    if processes > 1:
+        from runner import sharding
+
+        rows = sharding.launch("runner.studies", ["devices", scale], processes, (simulate_devices or processes)
+                               // processes, records.worker_env(), timeout_s)[0]
+    else:
+        env = {"JAX_PLATFORMS": "cuda" if device == "gpu" else "cpu"}
+        if simulate_devices:
+            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={simulate_devices}"
+        rows = measure(["devices", scale], env, timeout_s)
+    for row in rows:
         records.append(out, records.measurement(study.name, {"measure": "sharded_gradient", **row}))
         print(f"{row['model_id']} on {row['devices']} device(s): {row['ms_per_gradient']:.3f} ms per gradient")
 
@@ -152,7 +160,8 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
 
 
 def devices_measurement(scale: str) -> list[dict]:
-    """ms per (log density + gradient) with the data rows split over 1, 2, 4, ... of the visible devices."""
+    """ms per (log density + gradient) with the data rows split over 1, 2, 4, ... of the visible devices. With
+    several JAX processes, every count is a multiple of the processes and takes as many devices from each."""
     import jax
     import numpyro
 
@@ -160,31 +169,41 @@ def devices_measurement(scale: str) -> list[dict]:
 
     numpyro.enable_x64()
     rows = []
-    counts = [n for n in STUDIES["devices"].grids[scale] if n <= len(jax.devices())]
+    processes = jax.process_count()
+    by_process = [[d for d in jax.devices() if d.process_index == p] for p in range(processes)]
+    counts = [n for n in STUDIES["devices"].grids[scale] if n <= len(jax.devices()) and n % processes == 0]
     for spec in STUDIES["devices"].models():
         sizes = spec.shard_sizes[scale]
         data = spec.generate(1, **sizes)
         energy, z = sharding.potential_and_gradient(spec, data)
         for n in counts:
-            _, arrays = sharding.split_static(sharding.shard_rows(data, spec, jax.devices()[:n]))
+            devices = [d for mine in by_process for d in mine[:n // processes]]
+            _, arrays = sharding.split_static(sharding.shard_rows(data, spec, devices))
             jax.block_until_ready(energy(z, arrays))
             start = time.perf_counter()
             for _ in range(GRADIENT_REPEATS[scale]):
                 out = energy(z, arrays)
             jax.block_until_ready(out)
-            rows.append({"model_id": spec.id, "sizes": sizes, "devices": n,
+            rows.append({"model_id": spec.id, "sizes": sizes, "devices": n, "processes": processes,
                          "backend": jax.default_backend(),
                          "ms_per_gradient": (time.perf_counter() - start) / GRADIENT_REPEATS[scale] * 1e3})
     return rows
 
 
 def main(argv: list[str]) -> int:
-    """``python -m runner.studies rwmh SCALE CHAINS BACKEND`` or ``devices SCALE``: one JSON line to stdout.
+    """``python -m runner.studies rwmh SCALE CHAINS BACKEND`` or ``devices SCALE [--processes N --process-id I
+    --coordinator HOST:PORT]``: one JSON line to stdout.
 
     A fresh process per measurement, as for runs: the device count and precision are fixed at JAX start-up."""
     if argv[0] == "rwmh":
         print(json.dumps(rwmh_measurement(argv[1], int(argv[2]), argv[3])))
     else:
+        if "--processes" in argv:
+            from runner import sharding
+
+            options = dict(zip(argv[2::2], argv[3::2]))
+            sharding.start_distributed(int(options["--processes"]), int(options["--process-id"]),
+                                       options["--coordinator"])
         print(json.dumps(devices_measurement(argv[1])))
     return 0
 

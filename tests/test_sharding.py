@@ -1,4 +1,5 @@
-"""Row-sharded log densities on 8 simulated CPU devices equal the single-device ones; NUTS runs sharded."""
+"""Row-sharded log densities equal the single-device ones and NUTS runs sharded: on 8 simulated CPU devices in one
+process, and as 2 JAX processes x 4 devices (jax.distributed, gloo), the code path of several hosts."""
 
 import json
 import os
@@ -32,3 +33,33 @@ def test_sharded_log_density_and_gradient_equal_single_device(self_check):
 def test_short_nuts_run_works_on_sharded_data(self_check):
     (nuts,) = self_check["nuts"]
     assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == 100
+
+
+@pytest.fixture(scope="module")
+def two_processes():
+    """The self-check as 2 JAX processes x 4 CPU devices (jax.distributed, gloo collectives), as on two hosts."""
+    from runner.sharding import launch
+
+    return launch("runner.sharding", [], processes=2, devices_per_process=4)
+
+
+@pytest.mark.slow
+def test_two_processes_give_the_single_process_log_density_and_gradient(two_processes):
+    for report in two_processes:
+        for comparison in report["comparisons"]:
+            assert (comparison["devices"], comparison["processes"]) == (8, 2) and comparison["partitioned"]
+            assert comparison["max_relative_value_error"] <= 1e-12
+            assert comparison["max_relative_gradient_error"] <= 1e-12
+        (nuts,) = report["nuts"]
+        assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == 100
+
+
+@pytest.mark.slow
+def test_devices_study_runs_as_several_processes(tmp_path):
+    from runner import records
+    from runner.cli import main
+
+    assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "4", "--processes", "2",
+                 "--out", str(tmp_path)]) == 0
+    rows = records.read_measurements(tmp_path)
+    assert sorted({(m["devices"], m["processes"]) for m in rows}) == [(2, 2), (4, 2)]

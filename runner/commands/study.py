@@ -27,6 +27,9 @@ def add_parser(verbs) -> None:
                         help="where the JAX engines run; Stan always runs on the CPU (default: %(default)s)")
     parser.add_argument("--simulate-devices", type=int, metavar="N",
                         help="devices study on a CPU: let XLA split the CPU into N devices")
+    parser.add_argument("--processes", type=int, default=1, metavar="N",
+                        help="devices study: run as N JAX processes on this host (jax.distributed, CPU collectives "
+                        "through gloo), --simulate-devices split among them; the code path of several hosts")
     parser.add_argument("--out", type=Path, default=Path("out/studies"), help="folder (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
     parser.add_argument("--engines", nargs="+", metavar="NAME",
@@ -49,6 +52,11 @@ def main(args) -> int:
         check_gpu_visible()
     if args.simulate_devices is not None and not 1 <= args.simulate_devices <= 64:
         raise UsageError(f"--simulate-devices must be between 1 and 64, got {args.simulate_devices}")
+    if args.processes != 1 and (args.name != "devices" or args.device != "cpu" or not 2 <= args.processes <= 16
+                                or (args.simulate_devices or args.processes) % args.processes):
+        raise UsageError("--processes N: the devices study on the CPU, 2 <= N <= 16, and --simulate-devices a "
+                         f"multiple of N (got --processes {args.processes}, --simulate-devices "
+                         f"{args.simulate_devices})")
     known = study.engines[args.device]
     unknown = sorted(set(args.engines or ()) - set(known))
     if unknown:
@@ -73,7 +81,7 @@ def main(args) -> int:
             run_campaign(jobs, args.out, args.timeout, written, study=study.name)
         if study.measure:
             study.measure(study, args.scale, args.device, engines, measurements, measured, args.timeout,
-                          simulate_devices=args.simulate_devices)
+                          simulate_devices=args.simulate_devices, processes=args.processes)
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, args.out)
     failed = [r for r in written if r.status != "ok"]
