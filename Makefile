@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test browser results-report docker-test lock clean
+.PHONY: install report test test-fast precompile browser results-report docker-test lock clean
 
 install: $(INSTALLED)
 
@@ -22,8 +22,19 @@ report: $(INSTALLED)
 	$(BIN)/stanjax run --suite quick --out $(RESULTS)
 	$(BIN)/stanjax report $(RESULTS) -o $(REPORT)
 
-test: $(INSTALLED) browser
-	$(BIN)/python -m pytest
+# The whole suite: every Stan program compiled first, two at a time (compilers' messages in out/test-compile.log),
+# then the tests on two pytest-xdist workers. `make test-fast` leaves out the slow tests and those that need a
+# compiled Stan program (it compiles nothing): the edit loop.
+TEST_JOBS ?= 2
+test: $(INSTALLED) browser precompile
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+
+test-fast: $(INSTALLED)
+	$(BIN)/python -m pytest -m "not slow and not stan"
+
+# Compiles into httpstan's cache (~/.cache/httpstan), keyed by program text and interpreter: seconds once done.
+precompile: $(INSTALLED)
+	$(BIN)/python -m tests.precompile --jobs $(TEST_JOBS) --log out/test-compile.log
 
 # The report's browser test needs Debian's Chromium and its WebDriver; installed when missing (as root), else
 # that test is skipped with the reason (CI sets STANJAX_REQUIRE_BROWSER=1, which makes a missing browser fail).

@@ -1,32 +1,40 @@
 """The bundled Stan's own chain driver over httpstan's compiled NUTS: the same seed gives pystan's draws for every
-model, the flat columns are regrouped in Stan's column-major order, and Stan's errors reach the caller."""
+model, the flat columns are regrouped in Stan's column-major order, and Stan's errors reach the caller.
+
+The driver forks a process per chain, and a process that has loaded JAX must not fork: the driver refuses to, the
+worker that runs a Stan job never loads JAX, and the tests here sample (ours and pystan's) in a fresh child
+process that never imports JAX (``tests/stan_child.py``), so pytest itself never forks with JAX loaded."""
+
+import json
+import os
+import re
+import subprocess
 
 import numpy as np
 import pytest
-import stan
 
 import models
+from models import ROOT
+from runner.campaign import WORKER_PYTHON
 from runner.config import RunConfig
-from runner.engines.stan import HttpstanBackend, group_columns, sample_table
+from runner.engines.stan import group_columns, sample_table
+from tests import stan_child
 
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
 SEED = 12345
-
-
-@pytest.fixture(scope="module")
-def backend():
-    return HttpstanBackend()
+EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
 @pytest.mark.slow
+@pytest.mark.stan
 @pytest.mark.parametrize("model_id", sorted(models.registry()))
-def test_same_seed_gives_pystans_draws(backend, model_id):
+def test_same_seed_gives_pystans_draws(model_id):
     spec = models.get(model_id)
     data = spec.data(CONFIG.size, CONFIG.data_seed())
-    ours = backend.sample(backend.compile(spec), data, CONFIG, SEED)
-    fit = stan.build(spec.stan_file.read_text(), data=data, random_seed=SEED).sample(
-        num_chains=CONFIG.chains, num_warmup=CONFIG.warmup, num_samples=CONFIG.draws,
-        delta=CONFIG.target_accept, max_depth=CONFIG.max_treedepth)
+    child = stan_child.sample(model_id, data, CONFIG, SEED, with_pystan=True)
+    assert child.error is None, child.error
+    assert not child.jaxlib_imported
+    ours, fit = child.ours, child.pystan
 
     def by_chain(name, shape):  # pystan: (*shape, draws * chains), chain index fastest
         return np.moveaxis(fit[name].reshape(*shape, -1, CONFIG.chains), (-2, -1), (1, 0))
@@ -65,8 +73,88 @@ def test_sample_lines_are_read_with_nan_and_count_checked():
 
 
 @pytest.mark.slow
-def test_bad_data_fails_with_stans_message(backend):
-    spec = models.get("eight_schools-eight_schools_noncentered")
+@pytest.mark.stan
+def test_bad_data_fails_with_stans_message():
+    spec = models.get(EIGHT_SCHOOLS)
     data = {**spec.data(CONFIG.size, CONFIG.data_seed()), "sigma": -np.ones(8)}
-    with pytest.raises(RuntimeError, match=r"Stan chain 1 failed .*sigma\[1\] is -1, but must be greater"):
-        backend.sample(backend.compile(spec), data, CONFIG, SEED)
+    child = stan_child.sample(EIGHT_SCHOOLS, data, CONFIG, SEED)
+    assert child.ours is None and child.error is not None
+    kind, message = child.error
+    assert kind == "RuntimeError"
+    assert re.search(r"Stan chain 1 failed .*sigma\[1\] is -1, but must be greater", message), message
+
+
+GUARD_CHECK = """
+import sys
+from runner import metrics  # arviz: a lazy placeholder module named jax, JAX itself not imported
+from runner.engines.stan import _run_chains
+assert "jax" in sys.modules and "jaxlib" not in sys.modules
+try:
+    _run_chains(None, {}, 0)  # no chains: nothing to fork
+    print("without JAX: ran")
+except RuntimeError as err:
+    print("without JAX: refused:", err)
+import jax
+jax.numpy.zeros(2).block_until_ready()
+try:
+    _run_chains(None, {}, 2)
+    print("with JAX: ran")
+except RuntimeError as err:
+    print("with JAX: refused:", err)
+"""
+
+
+def test_the_chain_driver_refuses_to_fork_once_jax_is_loaded():
+    done = subprocess.run([WORKER_PYTHON, "-c", GUARD_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "without JAX: ran", done.stdout
+    assert lines[1].startswith("with JAX: refused:") and "has loaded JAX (jaxlib is imported)" in lines[1], done.stdout
+
+
+# Loaded at start-up by every Python process started with this folder on PYTHONPATH: notes who imported jaxlib,
+# and at exit writes what the process's __main__ module was and whether jaxlib was imported.
+IMPORT_WATCH = """
+import atexit, json, os, sys, traceback
+
+_jaxlib_stack = []
+
+
+class _WatchJaxlib:
+    def find_spec(self, name, path=None, target=None):
+        if name == "jaxlib" and not _jaxlib_stack:
+            frames = [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith("<frozen")]
+            _jaxlib_stack.append("".join(traceback.format_list(frames)))
+        return None  # the import goes on as usual
+
+
+sys.meta_path.insert(0, _WatchJaxlib())
+
+
+@atexit.register
+def _report():
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    folder = os.environ["STANJAX_TEST_IMPORT_REPORTS"]
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{os.getpid()}.json"), "w") as file:
+        json.dump({"main": spec.name if spec else None, "jaxlib": "jaxlib" in sys.modules,
+                   "jaxlib_stack": _jaxlib_stack[0] if _jaxlib_stack else None}, file)
+"""
+
+
+@pytest.mark.stan
+def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
+    from runner.cli import main
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(IMPORT_WATCH)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("STANJAX_TEST_IMPORT_REPORTS", str(tmp_path / "imports"))
+    # A real run: the campaign starts `python -m runner.worker` for the job, which compiles (cached) and samples.
+    code = main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan",
+                 "--out", str(tmp_path / "results")])
+    reports = [json.loads(file.read_text()) for file in (tmp_path / "imports").glob("*.json")]
+    [worker] = [report for report in reports if report["main"] == "runner.worker"]
+    assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
+    assert code == 0

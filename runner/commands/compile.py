@@ -1,15 +1,25 @@
 """``stanjax compile``: build every Stan program ahead of time (the Docker image does this at build time, so a
-run measures sampling, not first-time compilation)."""
+run measures sampling, not first-time compilation).
+
+A Stan compile is one single-threaded C++ compiler run, so ``--jobs N`` compiles N programs at once, each in its own
+process (``python -m runner.commands.compile ID``, under the workers' interpreter: httpstan's cache key includes
+the interpreter's path). ``tests/precompile.py`` uses the same pool before the test suite."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from pathlib import Path
 
 import models
+from models import ROOT, UsageError
 from runner.campaign import WORKER_PYTHON
-from runner.engines import get_engine
+
+FAILURE_TAIL_LINES = 20
 
 
 def add_parser(verbs) -> None:
@@ -18,17 +28,79 @@ def add_parser(verbs) -> None:
         description="Compile the Stan program of each model with the Stan engine that runs would use (bundled "
         "Stan, or CmdStan when one is found) into its cache; already compiled ones are skipped.")
     parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs (default: all)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                        help="compile N programs at once, each in its own process (default: %(default)s; "
+                        "each compile is one single-threaded C++ compiler, so up to one per core)")
     parser.set_defaults(handler=main)
 
 
 def main(args) -> int:
+    ids = args.models or list(models.registry())
+    for model_id in ids:
+        models.get(model_id)  # an unknown ID is bad input before anything compiles
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.jobs > 1 and len(ids) > 1:
+        return compile_each([(model_id, model_command(model_id)) for model_id in ids], args.jobs)
     if Path(sys.executable) != Path(WORKER_PYTHON):
         # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
-        command = [WORKER_PYTHON, "-m", "runner.cli", "compile", *(["--models", *args.models] if args.models else [])]
-        return subprocess.run(command).returncode
+        return subprocess.run(model_command(*ids)).returncode
+    return compile_models(ids)
+
+
+def model_command(*model_ids: str) -> list[str]:
+    """The command that compiles these models in a process of their own, under the workers' interpreter."""
+    return [WORKER_PYTHON, "-m", "runner.commands.compile", *model_ids]
+
+
+def compile_models(model_ids: list[str]) -> int:
+    """Compile one model after another in this process, one line each."""
+    from runner.engines import get_engine
+
     engine = get_engine("stan")
-    for model_id in args.models or list(models.registry()):
+    for model_id in model_ids:
         handle = engine.compile(models.get(model_id))
         how = "cached" if handle["cached"] else f"compiled in {handle['compile_s']:.1f} s"
         print(f"{model_id}: {how}", flush=True)
     return 0
+
+
+def compile_each(tasks: list[tuple[str, list[str]]], jobs: int, log: Path | None = None) -> int:
+    """Run each ``(label, command)``, ``jobs`` at once, each in its own process (in the checkout's root). As each
+    ends, print its last line of output (one line per program), or on failure its exit code and last lines;
+    with ``log``, every command's whole output (the compiler's messages) goes there instead of the terminal.
+    Returns 1 if any failed, else 0."""
+
+    def run(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        return done, time.perf_counter() - start
+
+    failed = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool, (open(log, "a") if log else nullcontext()) as log_file:
+        futures = {pool.submit(run, command): (label, command) for label, command in tasks}
+        for future in as_completed(futures):
+            label, command = futures[future]
+            done, seconds = future.result()
+            lines = done.stdout.rstrip().splitlines()
+            if log_file:
+                log_file.write(f"==> {label}: exit {done.returncode} after {seconds:.1f} s: {shlex.join(command)}\n"
+                               f"{done.stdout.rstrip()}\n\n")
+                log_file.flush()
+            if done.returncode == 0:
+                print(lines[-1] if lines else f"{label}: done in {seconds:.1f} s", flush=True)
+                continue
+            failed.append(label)
+            tail = "\n".join(f"    {line}" for line in lines[-FAILURE_TAIL_LINES:])
+            where = f" (whole output in {log})" if log else ""
+            print(f"{label}: FAILED, exit {done.returncode} after {seconds:.1f} s{where}:\n{tail}", file=sys.stderr,
+                  flush=True)
+    if failed:
+        print(f"{len(failed)} of {len(tasks)} failed to compile: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # model_command's process: these models, one after another, in this process
+    sys.exit(compile_models(sys.argv[1:]))

@@ -190,9 +190,24 @@ def _chain_process(module, socket_path: str, arguments: dict) -> None:
     os._exit(code)
 
 
+def _refuse_to_fork_with_jax() -> None:
+    """Chains are forked, and a process that has loaded JAX must not fork: the child inherits JAX's runtime
+    threads' locks, possibly held, and can deadlock. ``jaxlib`` is the test: ``jax`` alone may be the lazy
+    placeholder module arviz installs without importing JAX."""
+    import sys
+
+    if "jaxlib" in sys.modules:
+        raise RuntimeError(
+            "bundled Stan forks a process per chain, but this process has loaded JAX (jaxlib is imported), and a "
+            "fork after JAX started can deadlock: run Stan in a process that never imports JAX (stanjax runs each "
+            "job in its own worker process)")
+
+
 def _run_chains(module, arguments: dict, chains: int) -> list[bytes]:
     """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
-    writer's per-iteration momenta and gradients are read and dropped)."""
+    writer's per-iteration momenta and gradients are read and dropped). Refused in a process that has loaded
+    JAX (see ``_refuse_to_fork_with_jax``)."""
+    _refuse_to_fork_with_jax()
     context = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="stanjax-httpstan-") as folder:
         listeners, processes = {}, []

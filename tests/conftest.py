@@ -1,0 +1,48 @@
+"""Markers and scheduling applied by file and test name, so the test files need not carry them.
+
+- ``stan``: the test builds or runs a compiled Stan program (httpstan compiles one in ~35-65 s on first use).
+  ``make test`` compiles every program first, two at a time (``tests/precompile.py``), so the tests find them in
+  httpstan's cache; ``make test-fast`` (``-m "not slow and not stan"``) compiles nothing.
+- ``slow``: runs real samplers, whole campaigns or a JAX self-check in a subprocess (tens of seconds and more).
+- Order: under pytest-xdist (``make test``: ``-n 2 --dist loadfile --no-loadscope-reorder``) each file runs on
+  one worker, so a module-scoped fixture (the tiny campaign of test_end_to_end.py) runs once; the files that take
+  longest are handed out first, so none starts last. (``--dist loadgroup`` would spread the other files test by
+  test, but with pytest 9.2 and xdist 3.8 it ignores ``xdist_group`` marks: pytest-xdist issue #1386.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Whole files whose every test needs a compiled Stan program (test_stan_bundled.py marks its own).
+STAN_FILES = {
+    "test_cmdstan.py",      # bundled Stan beside CmdStan (skipped without a CmdStan)
+    "test_density.py",      # stan.build: the Stan log density at prior points (and the planted prior change)
+    "test_end_to_end.py",   # the tiny suite on every engine
+    "test_faults.py",       # campaigns of Stan runs, killed and resumed
+    "test_nightly.py",      # nightly campaigns (Stan and NumPyro)
+}
+# Single tests (file, test function name) that need one.
+STAN_TESTS = {
+    ("test_studies.py", "test_data_size_study_grows_n_for_both_models"),
+}
+# Whole files that are slow beyond what they mark themselves.
+SLOW_FILES = {
+    "test_sharding.py",     # NUTS and gradients on 8 simulated devices, in a subprocess (~30-50 s)
+}
+# Longest first (about 7, 3, 2, 1.5, 1.5, 1.5, 1 and 0.5 minutes beside another worker on 2 cores); the other
+# files keep their order after these.
+LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py", "test_faults.py",
+                 "test_density.py", "test_nightly.py", "test_stan_bundled.py", "test_sharding.py"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        file, name = item.path.name, item.originalname
+        if file in STAN_FILES or (file, name) in STAN_TESTS:
+            item.add_marker(pytest.mark.stan)
+        if file in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+    rank = {file: i for i, file in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise
