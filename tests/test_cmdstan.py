@@ -37,7 +37,9 @@ def test_same_seed_gives_the_same_draws_through_bundled_stan_and_cmdstanpy(backe
         pytest.skip(f"different Stan libraries (bundled {versions[0]}, CmdStan {versions[1]}): draws may differ")
     spec = models.get(model_id)
     data = spec.data(CONFIG.size, CONFIG.data_seed())
-    bundled = stan_child.sample(model_id, data, CONFIG, SEED).ours  # forks chains: never from this (JAX) process
+    child = stan_child.sample(model_id, data, CONFIG, SEED)  # forks chains: never from this (JAX) process
+    assert child.error is None, child.error
+    bundled = child.ours
     cmd = cmdstan.sample(cmdstan.compile(spec), data, CONFIG, SEED)
     # Same trajectories: every draw took the same number of leapfrog steps, chain by chain.
     np.testing.assert_array_equal(bundled.stats.n_leapfrog, cmd.stats.n_leapfrog)
