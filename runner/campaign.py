@@ -144,9 +144,10 @@ def stopped_by(signum: int):
 
 def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -> int:
     """One line on what was kept; exit code 128 + the signal (130 for Ctrl-C, 143 for SIGTERM)."""
-    print(f"interrupted ({getattr(stop, 'signum', None) and signal.Signals(stop.signum).name or 'SIGINT'}): "
-          f"{len(written)} of {len(jobs)} runs finished and recorded in {out}")
-    return 128 + getattr(stop, "signum", signal.SIGINT)
+    signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
+    print(f"interrupted ({signal.Signals(signum).name}): {len(written)} of {len(jobs)} runs finished and recorded "
+          f"in {out}")
+    return 128 + signum
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -77,6 +77,9 @@ def run_job(job: Job) -> dict:
     }
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 def die_with_the_campaign(job_dir: Path) -> None:
     """The worker ends when its campaign does, however the campaign ended (kill -9 of its group included): the
     kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the worker removes its job
@@ -93,9 +96,6 @@ def die_with_the_campaign(job_dir: Path) -> None:
         return
     if os.getppid() != int(os.environ.get("STANJAX_CAMPAIGN_PID", os.getppid())):
         stop(signal.SIGTERM, None)
-
-
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def main(argv: list[str]) -> int:
