@@ -118,6 +118,13 @@ class ModelSpec:
         return STAN_DIR / f"{self.model_name}.stan"
 
     @property
+    def stan_threaded_file(self) -> Path | None:
+        """The program's within-chain parallel variant (``reduce_sum`` over the likelihood, ``grainsize`` the last
+        data entry), where the model has one: what a Stan expert runs with more than one thread per chain."""
+        path = STAN_DIR / "threaded" / f"{self.model_name}.stan"
+        return path if path.exists() else None
+
+    @property
     def jax_file(self) -> Path:
         return JAX_MODELS_DIR / f"{self.model_name}.py"
 

@@ -48,6 +48,8 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "device": job.device,
         "precision": job.placement.precision,
         "chain_method": job.placement.chain_method,
+        "threads_per_chain": job.placement.threads_per_chain,
+        "cores": job.cores or None,
         "repeat": job.repeat,
         "config": config,
         "config_hash": config.hash(),
@@ -70,7 +72,8 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
             # worker ends itself if this process dies (runner.worker.die_with_the_campaign).
             proc = subprocess.Popen([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                    env={**records.worker_env(), "STANJAX_CAMPAIGN_PID": str(os.getpid())})
+                                    env={"OPENBLAS_NUM_THREADS": str(job.blas_threads()), **records.worker_env(),
+                                         "STANJAX_CAMPAIGN_PID": str(os.getpid())})
             try:
                 returncode = proc.wait(timeout=timeout_s)
                 status = "ok" if returncode == 0 and result_file.exists() else "error"

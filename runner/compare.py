@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import statistics
 
-from scipy.stats import mannwhitneyu
-
 from runner import records, references
 from runner.engines import STAN, family
 from runner.records import MeasurementKey, RunRecord
@@ -27,6 +25,8 @@ GOLD_SD = 0.3
 def speed_change(base: list[float], new: list[float], higher_is_better: bool, threshold: float,
                  alpha: float) -> dict:
     """NEW ÷ BASE of the medians, the Mann–Whitney p-value, and whether that is a regression."""
+    from scipy.stats import mannwhitneyu  # scipy.stats takes a second to import: only where a comparison runs
+
     ratio = statistics.median(new) / statistics.median(base)
     p_value = float(mannwhitneyu(new, base, alternative="two-sided").pvalue) if min(len(base), len(new)) > 1 else 1.0
     worse = ratio < 1 / (1 + threshold) if higher_is_better else ratio > 1 + threshold

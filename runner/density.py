@@ -102,8 +102,13 @@ def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, n
     return float(log_density), np.asarray(unconstrained), np.asarray(gradient)
 
 
-def check(spec: ModelSpec, data: dict, points: list[dict], program_code: str | None = None) -> DensityCheck:
-    model = stan_model(spec, data, program_code)
+def check(spec: ModelSpec, data: dict, points: list[dict], program_code: str | None = None,
+          grainsize: int | None = None) -> DensityCheck:
+    """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize."""
+    if grainsize is None:
+        model = stan_model(spec, data, program_code)
+    else:
+        model = stan_model(spec, {**data, "grainsize": grainsize}, spec.stan_threaded_file.read_text())
     stan_lp, numpyro_lp, same, gradient_errors = [], [], True, []
     for point in points:
         lp_s, unc_s, grad_s = stan_side(spec, model, point)

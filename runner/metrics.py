@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import arviz as az
+import arviz_stats as az  # arviz's diagnostics without its plotting half (matplotlib): a second off every worker
 import numpy as np
 from arviz_base import from_dict
 

@@ -29,7 +29,7 @@ from models import ROOT, UsageError
 from runner.config import RunConfig, RunKey
 from runner.engines import label
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RESULTS_FILE = "results.jsonl"
 # glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
 # every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
@@ -95,9 +95,17 @@ def _v2_clocks(timings: dict, engine: str) -> dict:
     return timings | {"sampler_s": timings["warmup_s"] + timings["sampling_s"]}
 
 
+def _v3_to_v4(record: dict) -> dict:
+    """Schema 4 says what each run was given: ``cores`` (the worker's pinned cores; None before runs were pinned)
+    and Stan's ``threads_per_chain`` (1 for every earlier run: there were no threaded programs)."""
+    if record.get("kind") != "run":
+        return {**record, "schema_version": 4}
+    return {**record, "schema_version": 4, "threads_per_chain": 1, "cores": None}
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(record: dict) -> dict:
@@ -211,6 +219,7 @@ class MeasurementKey(NamedTuple):
     sizes: str
     config_hash: str
     data_hash: str
+    cores: int  # the cores the run was given (0: not recorded)
     label: str
 
 
@@ -243,6 +252,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     device: str
     precision: str
     chain_method: str
+    threads_per_chain: int = 1  # Stan's within-chain threads (reduce_sum); 1 for JAX engines (see engine_info)
+    cores: int | None = None  # CPU cores the run's worker was pinned to; None: recorded before runs were pinned
     repeat: int
     config: RunConfig
     config_hash: str
@@ -269,15 +280,15 @@ class RunRecord(msgspec.Struct, kw_only=True):
     @property
     def label(self) -> str:
         return label(self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                     self.engine_info.get("matmul_precision"))
+                     self.engine_info.get("matmul_precision"), self.threads_per_chain)
 
     def key(self) -> RunKey:
         return RunKey(self.model_id, self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                      self.config_hash, self.repeat)
+                      self.threads_per_chain, self.cores or 0, self.config_hash, self.repeat)
 
     def measurement_key(self) -> MeasurementKey:
         return MeasurementKey(self.machine, self.study, self.model_id, self.size, sizes_text(self.sizes),
-                              self.config_hash, self.data_hash or "", self.label)
+                              self.config_hash, self.data_hash or "", self.cores or 0, self.label)
 
 
 def independent(runs: list[RunRecord]) -> list[RunRecord]:

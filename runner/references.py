@@ -17,7 +17,6 @@ from models import ROOT, ModelSpec
 from runner import records
 from runner.config import RunConfig
 from runner.engines import get_engine
-from runner.metrics import parameter_table
 
 REFERENCES_DIR = ROOT / "references"
 # The sampler seed of a reference is RunConfig.sampler_seed(REFERENCE_STREAM): a stream no benchmark repeat uses.
@@ -51,6 +50,8 @@ def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple
 
 def generate(spec: ModelSpec, config: RunConfig, command: str) -> dict:
     """Run the Stan engine long and summarise every scalar parameter; refuses an unconverged reference."""
+    from runner.metrics import parameter_table  # arviz: imported where a reference is made, not by every command
+
     data = spec.data(config.size, config.data_seed())
     engine = get_engine("stan")
     start = time.perf_counter()

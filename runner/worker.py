@@ -40,13 +40,20 @@ def _planted_fault(engine: str) -> None:
             time.sleep(60)
 
 
+def pin_to_cores(cores: int) -> None:
+    """Run on the first ``cores`` CPUs this process may use (0: all of them), before any engine starts: XLA's and
+    TBB's thread pools size themselves from this mask, and Stan's chains inherit it."""
+    if cores:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+
+
 def run_job(job: Job) -> dict:
     """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates)."""
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
     engine = get_engine(job.engine, job.front_end)
-    handle = engine.compile(spec)
+    handle = engine.compile(spec, job.placement)
     result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
     for parameter in spec.parameters:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
@@ -102,6 +109,7 @@ def main(argv: list[str]) -> int:
     job_path, record_path = map(Path, argv)
     die_with_the_campaign(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
+    pin_to_cores(job.cores)
     record = run_job(job)
     record_path.write_text(json.dumps(record))
     return 0

@@ -1,6 +1,6 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
-The programs: every model's ``stan/*.stan`` and the planted-prior-change copy of eight schools
+The programs: every model's ``stan/*.stan``, its ``stan/threaded/*.stan`` where it has one, and the planted-prior-change copy of eight schools
 (``planted_prior_program``, the one definition ``tests/test_density.py`` plants). Each is built through httpstan,
 as ``stan.build`` and the bundled Stan engine build it, under the workers' interpreter: httpstan's cache is keyed
 by the program's text and the interpreter's path, so the tests then find every program in the cache and compile
@@ -36,6 +36,8 @@ def planted_prior_program() -> str:
 def programs() -> dict[str, str]:
     """Label -> Stan program text: the registry's, then the planted copy."""
     found = {spec.id: spec.stan_file.read_text() for spec in models.registry().values()}
+    found |= {f"{spec.id} (threaded)": spec.stan_threaded_file.read_text()
+              for spec in models.registry().values() if spec.stan_threaded_file}
     found[PLANTED] = planted_prior_program()
     return found
 

@@ -71,7 +71,7 @@ def _child(request_path: Path, result_path: Path) -> None:
     backend = HttpstanBackend()
     ours = error = fit = None
     try:
-        ours = backend.sample(backend.compile(spec), data, config, seed)
+        ours = backend.sample(backend.compile(spec.stan_file), data, config, seed)
     except Exception as err:  # the caller checks what was raised
         error = (type(err).__name__, str(err))
     if request["with_pystan"]:

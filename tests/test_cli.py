@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import models
+from models import UsageError
 
 from runner.cli import main
 
@@ -25,6 +26,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
     (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
     (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
     (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
+    (["run", "--cores", "0"], "--cores must be between 1 and "),
+    (["run", "--cores", "100000"], "(the cores this process may run on), got 100000"),
 ])
 def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
     out = tmp_path / "results"
@@ -57,6 +60,46 @@ def test_device_policy_on_the_cpu():
     assert (jobs["blackjax_nuts"].precision, jobs["blackjax_nuts"].chain_method) == ("float64", "vectorized")
     vectorized = _plan("--engines", "numpyro", "--chain-method", "vectorized", "--chains", "1000")
     assert vectorized[0].placement.chain_method == "vectorized" and vectorized[0].config.chains == 1000
+
+
+@pytest.mark.parametrize("front_end", ["bundled", "cmdstan"])
+def test_cores_and_threads_per_chain(front_end, monkeypatch):
+    """16 cores, 4 chains: CmdStan gets 4 threads per chain for a model with a reduce_sum program, the bundled
+    Stan one (its forked chains ran reduce_sum on one core); --threads-per-chain sets it; a model without a
+    reduce_sum program and the JAX engines keep one. Every job carries its cores."""
+    from runner.commands import run
+    from runner.engines import ENGINES, label
+
+    monkeypatch.setattr(run, "usable_cores", lambda: list(range(16)))
+    monkeypatch.setitem(ENGINES, "stan", dataclasses.replace(ENGINES["stan"], choose_front_end=lambda _: front_end))
+    threaded = next(s for s in models.registry().values() if s.stan_threaded_file)
+    plain = models.get("eight_schools-eight_schools_noncentered")
+    assert plain.stan_threaded_file is None
+
+    def threads(spec, *argv):
+        jobs = run.plan(run.parse(["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", *argv]))
+        assert {job.cores for job in jobs} == {int(argv[1]) if argv[:1] == ("--cores",) else 16}
+        return {job.engine: job.placement.threads_per_chain for job in jobs}
+
+    cmdstan = front_end == "cmdstan"
+    assert threads(threaded) == {"stan": 4 if cmdstan else 1, "numpyro": 1}
+    assert threads(threaded, "--cores", "8") == {"stan": 2 if cmdstan else 1, "numpyro": 1}
+    assert threads(threaded, "--cores", "7") == {"stan": 1, "numpyro": 1}  # 7 // 4 = 1: chains fill the cores
+    assert threads(threaded, "--threads-per-chain", "3") == {"stan": 3, "numpyro": 1}
+    assert threads(plain) == {"stan": 1, "numpyro": 1}
+    assert threads(plain, "--threads-per-chain", "4") == {"stan": 1, "numpyro": 1}
+    with pytest.raises(UsageError, match="--threads-per-chain 5 with 4 chains needs 20 cores; the runs have 16"):
+        threads(threaded, "--threads-per-chain", "5")
+    assert label("stan", "bundled", "cpu", "float64", "parallel", None, 4) == "Stan-CPU-4threads"
+
+
+def test_openblas_threads_share_the_cores_among_the_chains_that_run_at_once():
+    from runner.config import Job, Placement, RunConfig
+
+    job = Job("m", "numpyro", RunConfig(chains=4), placement=Placement(chain_method="parallel"), cores=8)
+    assert job.blas_threads() == 2
+    assert dataclasses.replace(job, cores=2).blas_threads() == 1
+    assert dataclasses.replace(job, placement=Placement(chain_method="vectorized")).blas_threads() == 8
 
 
 def test_device_policy_on_a_gpu(monkeypatch):

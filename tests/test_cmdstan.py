@@ -40,7 +40,7 @@ def test_same_seed_gives_the_same_draws_through_bundled_stan_and_cmdstanpy(backe
     child = stan_child.sample(model_id, data, CONFIG, SEED)  # forks chains: never from this (JAX) process
     assert child.error is None, child.error
     bundled = child.ours
-    cmd = cmdstan.sample(cmdstan.compile(spec), data, CONFIG, SEED)
+    cmd = cmdstan.sample(cmdstan.compile(spec.stan_file), data, CONFIG, SEED)
     # Same trajectories: every draw took the same number of leapfrog steps, chain by chain.
     np.testing.assert_array_equal(bundled.stats.n_leapfrog, cmd.stats.n_leapfrog)
     assert bundled.draws.keys() == cmd.draws.keys()

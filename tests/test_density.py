@@ -24,6 +24,21 @@ def test_stan_and_numpyro_log_densities_differ_by_a_constant(spec):
     assert result.ok
 
 
+THREADED = [s for s in SPECS if s.stan_threaded_file]
+
+
+@pytest.mark.parametrize("grainsize", [1, 3])
+@pytest.mark.parametrize("spec", THREADED, ids=[s.id for s in THREADED])
+def test_threaded_programs_give_the_same_density(spec, grainsize):
+    """The reduce_sum variant, at grainsize 1 (the scheduler splits) and 3 (slices that do not divide N)."""
+    data = spec.data("tiny", seed=1)
+    result = density.check(spec, data, density.prior_points(spec, data, N_POINTS, seed=0), grainsize=grainsize)
+    assert result.max_offset_spread <= density.RELATIVE_TOLERANCE, result.offsets
+    if result.same_transforms:
+        assert result.max_gradient_error <= 1e-6
+    assert result.ok
+
+
 def test_a_planted_prior_change_is_detected():
     from tests.precompile import EIGHT_SCHOOLS, planted_prior_program
 

@@ -40,7 +40,8 @@ def test_blackjax_refuses_one_device_per_chain():
 def test_jax_engines_run_through_the_cli_and_pass_the_gates(tmp_path):
     out = tmp_path / "results"
     assert main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, LOGISTIC,
-                 "--engines", "blackjax_nuts", "numpyro", "--chain-method", "vectorized", "--out", str(out)]) == 0
+                 "--engines", "blackjax_nuts", "numpyro", "--chain-method", "vectorized", "--cores", "1",
+                 "--out", str(out)]) == 0
     recs = records.read(out)
     assert sorted((r.model_id, r.engine) for r in recs) == sorted(
         (m, e) for m in (EIGHT_SCHOOLS, LOGISTIC) for e in ("blackjax_nuts", "numpyro"))
@@ -48,5 +49,7 @@ def test_jax_engines_run_through_the_cli_and_pass_the_gates(tmp_path):
         assert r.status == "ok" and r.valid, (r.model_id, r.engine, r.failed_gates)
         assert (r.device, r.precision, r.chain_method) == ("cpu", "float64", "vectorized")
         assert r.engine_info["chain_method"] == "vectorized" and len(r.engine_info["devices"]) == 1
+        assert r.cores == 1 and r.engine_info["cpu_threads"] == 1  # the worker was pinned: XLA saw one core
+        assert r.engine_info["blas_threads"] == "1"
     blackjax = [r for r in recs if r.engine == "blackjax_nuts"]
     assert all(r.engine_info["traces"] == {"warmup": 1, "sampling": 1} for r in blackjax)

@@ -158,3 +158,21 @@ def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
     [worker] = [report for report in reports if report["main"] == "runner.worker"]
     assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
     assert code == 0
+
+
+@pytest.mark.stan
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_one_chain_on_two_cores_runs_the_reduce_sum_program_on_both(tmp_path):
+    """One chain x 2 threads: Stan's threaded program, the chain pinned to both cores, the record says so."""
+    from runner import records
+    from runner.cli import main
+
+    model_id = "covtype_synth-logistic_regression"
+    out = tmp_path / "results"
+    assert main(["run", "--suite", "tiny", "--models", model_id, "--engines", "stan", "--chains", "1",
+                 "--cores", "2", "--threads-per-chain", "2", "--out", str(out)]) in (0, 1)  # one chain: the R-hat gate may fail
+    [run] = records.read(out)
+    assert run.status == "ok", run.error
+    assert (run.threads_per_chain, run.cores, run.label) == (2, 2, "Stan-CPU-2threads")
+    assert run.engine_info["grainsize"] == 1 and run.engine_info["threads_per_chain"] == 2
+    assert "pinned to its own 2 cores" in run.engine_info["chain_processes"]

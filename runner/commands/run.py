@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -64,6 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
                         "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
                         "installed, else bundled. The record names the one that ran (default: %(default)s)")
+    parser.add_argument("--cores", type=int, metavar="N",
+                        help="CPU cores each run may use, the first N this process may run on (default: all of "
+                        "them). Each worker is pinned to them: XLA's CPU threads for the JAX engines, Stan's "
+                        "chains x threads per chain. The record states both")
+    parser.add_argument("--threads-per-chain", type=int, metavar="T",
+                        help="Stan: T threads per chain, each chain pinned to its own T cores, running the model's "
+                        "reduce_sum program (stan/threaded/; models without one keep one thread). Default: with "
+                        "CmdStan, cores // chains where that is 2 or more; with the bundled Stan, 1 (its forked "
+                        "chains ran reduce_sum on one core: see the README's protocol)")
     parser.add_argument("--seed", type=int, default=1, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped (default: %(default)s)")
@@ -116,6 +126,8 @@ def plan(args) -> list[Job]:
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
     check_seed_and_timeout(args.seed, args.timeout)
+    cores = check_cores(args.cores)
+    threads = check_threads(args.threads_per_chain, cores, settings["chains"])
     cache_dir()  # an uncreatable STANJAX_CACHE: one line now, not a traceback inside a worker
     sizes = [args.size] if args.size else suite["sizes"]
     model_ids = _names(args.models) or suite["models"]
@@ -141,8 +153,45 @@ def plan(args) -> list[Job]:
     configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
                          draws=settings["draws"], seed=args.seed) for size in sizes]
     entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do
-    return [Job(spec.id, engine, config, repeat, placements[engine], front_ends[engine], entropy)
+    return [Job(spec.id, engine, config, repeat,
+                with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
+                front_ends[engine], entropy, cores)
             for config in configs for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
+
+
+def usable_cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def check_cores(cores: int | None) -> int:
+    """``--cores``: between 1 and the cores this process may run on; None: all of them."""
+    usable = len(usable_cores())
+    if cores is None:
+        return usable
+    if not 1 <= cores <= usable:
+        raise UsageError(f"--cores must be between 1 and {usable} (the cores this process may run on), got {cores}")
+    return cores
+
+
+def check_threads(threads: int | None, cores: int, chains: int) -> int | None:
+    """``--threads-per-chain``: chains x threads must fit the cores; None: the front end's default."""
+    if threads is not None and not (threads >= 1 and chains * threads <= cores):
+        raise UsageError(f"--threads-per-chain {threads} with {chains} chains needs {chains * threads} cores; "
+                         f"the runs have {cores} (--cores)")
+    return threads
+
+
+def with_threads(chosen: Placement, engine: str, front_end: str, spec: models.ModelSpec, cores: int,
+                 config: RunConfig, threads: int | None = None) -> Placement:
+    """Stan's threads per chain: ``threads`` if given, else with CmdStan ``cores // chains`` (threads only where
+    that is at least 2: otherwise the chains alone fill the cores), with the bundled Stan one (measured here: its
+    forked chains ran reduce_sum on one core, so threads only added reduce_sum's overhead). More than one only
+    for a model with a reduce_sum program. JAX engines: unchanged (XLA's threads are the worker's cores)."""
+    if entry(engine).family != STAN or spec.stan_threaded_file is None:
+        return chosen
+    if threads is None:
+        threads = cores // config.chains if front_end == "cmdstan" else 1
+    return replace(chosen, threads_per_chain=threads) if threads >= 2 else chosen
 
 
 MAX_PARALLEL_CPU_CHAINS = 64

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import models
 from models import UsageError
 from runner import records
 from runner.campaign import interrupted, run_campaign
-from runner.commands.run import check_gpu_visible, check_seed_and_timeout, done_keys, placement
+from runner.commands.run import (check_cores, check_gpu_visible, check_seed_and_timeout, done_keys, placement,
+                                 with_threads)
 from runner.config import campaign_entropy
 from runner.engines import entry
 from runner.studies import SCALES, STUDIES
@@ -32,6 +34,8 @@ def add_parser(verbs) -> None:
                         "through gloo), --simulate-devices split among them; the code path of several hosts")
     parser.add_argument("--out", type=Path, default=Path("out/studies"), help="folder (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
+    parser.add_argument("--cores", type=int, metavar="N",
+                        help="CPU cores each run may use, as for `stanjax run --cores` (default: all usable)")
     parser.add_argument("--engines", nargs="+", metavar="NAME",
                         help="only these of the study's engines (" + "; ".join(
                             f"{study.name}: {', '.join(study.engines['cpu'])} on a CPU, "
@@ -64,13 +68,18 @@ def main(args) -> int:
                          f"not {', '.join(unknown)}")
     engines = tuple(args.engines or known)
 
+    cores = check_cores(args.cores)
+
     def plan_engine(engine: str, chain_method: str | None, chains: int):
         return placement(engine, args.device, False, chain_method, chains), entry(engine).front_end()
 
     args.out.mkdir(parents=True, exist_ok=True)
     measurements = args.out / "measurements.jsonl"
     entropy = campaign_entropy()
-    jobs = [replace(job, entropy=entropy) for job in study.jobs(study, args.scale, engines, plan_engine, args.max_n)]
+    jobs = [replace(job, entropy=entropy, cores=cores,
+                    placement=with_threads(job.placement, job.engine, job.front_end, models.get(job.model_id),
+                                           cores, job.config))
+            for job in study.jobs(study, args.scale, engines, plan_engine, args.max_n)]
     if args.resume:
         done = done_keys(args.out)
         jobs = [j for j in jobs if j.key() not in done]

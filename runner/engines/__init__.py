@@ -1,6 +1,7 @@
 """Engines: one adapter per sampler, all with the same two calls, and the registry that says what each one is.
 
-``compile(spec) -> handle`` builds (or fetches from cache) the model; ``sample(handle, data, config, seed,
+``compile(spec, placement) -> handle`` builds (or fetches from cache) the model (the placement picks Stan's
+program: the reduce_sum one with threads per chain); ``sample(handle, data, config, seed,
 placement)`` runs the sampler where the placement says and returns a :class:`SampleResult`. Engines never compute
 ESS or R-hat: that is :mod:`runner.metrics`' job, one code path for all.
 
@@ -67,7 +68,7 @@ class SampleResult:
 class Engine(Protocol):
     name: str
 
-    def compile(self, spec: ModelSpec) -> Any: ...
+    def compile(self, spec: ModelSpec, placement: Placement = Placement()) -> Any: ...
 
     def sample(self, handle: Any, data: dict, config: RunConfig, seed: int,
                placement: Placement = Placement()) -> SampleResult: ...
@@ -176,13 +177,14 @@ def get_engine(name: str, front_end: str | None = None) -> Engine:
 
 
 def label(engine: str, front_end: str, device: str, precision: str, chain_method: str,
-          matmul_precision: str | None = None) -> str:
+          matmul_precision: str | None = None, threads_per_chain: int = 1) -> str:
     """The report's name for an engine setup, e.g. "NumPyro-CPU", "NumPyro-GPU-f32", "Stan-CPU", "CmdStan-CPU".
 
     float32 is marked "-f32" (float64 is the unmarked default); "-tf32" is float32 on a GPU with JAX's default
     matmul precision (TF32 on Ampere and later), as runs made before the runner asked for full float32 matmuls.
-    A chain method other than the engine's default on that device is named too ("NumPyro-CPU-vectorized").
-    Setups with different labels are never pooled."""
+    A chain method other than the engine's default on that device is named too ("NumPyro-CPU-vectorized"), and
+    Stan's threads per chain where more than one ("Stan-CPU-4threads": its reduce_sum program). Setups with
+    different labels are never pooled."""
     found = ENGINES.get(engine)
     name = found.front_ends.get(front_end, f"{engine}[{front_end}]") if found else f"{engine}[{front_end}]"
     text = f"{name}-{device.upper()}"
@@ -191,4 +193,6 @@ def label(engine: str, front_end: str, device: str, precision: str, chain_method
         text += "-f32" if full else "-tf32"
     if found and device in found.defaults and chain_method != found.defaults[device][1]:
         text += f"-{chain_method}"
+    if threads_per_chain > 1:
+        text += f"-{threads_per_chain}threads"
     return text

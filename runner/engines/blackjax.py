@@ -35,7 +35,7 @@ class BlackJAXEngine:
         self.algorithm = algorithm
         self.name = f"blackjax_{algorithm}"
 
-    def compile(self, spec: ModelSpec):
+    def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build ahead of the data: the phases are compiled inside ``sample``, and timed."""
         return {"model": jax_models.load(spec.model_name)}
 

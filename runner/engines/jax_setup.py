@@ -93,4 +93,7 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "chain_method": placement.chain_method,
         "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
         "matmul_precision": jax.config.jax_default_matmul_precision,
+        # XLA's CPU thread pool is as large as the worker's cores (its affinity mask), shared by the chains.
+        "cpu_threads": len(os.sched_getaffinity(0)),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "OpenBLAS's default"),
     }

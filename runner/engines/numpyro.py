@@ -26,7 +26,7 @@ class NumPyroEngine:
     def __init__(self, front_end: str = "numpyro"):
         self.front_end = front_end
 
-    def compile(self, spec: ModelSpec):
+    def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build ahead of time: MCMC compiles on first call, timed inside ``sample``."""
         return {"model": jax_models.load(spec.model_name)}
 

@@ -31,18 +31,33 @@ from runner.engines import SampleResult, SamplerStats, Timings
 from runner.paths import cache_dir
 
 ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
+# reduce_sum's grainsize for the threaded programs: 1 lets TBB's scheduler size the slices (the Stan User's Guide's
+# starting point, and the one setting that suits every model and size).
+GRAINSIZE = 1
+
+
+def program(spec: ModelSpec, placement: Placement) -> Path:
+    """The program a placement runs: the model's reduce_sum one with more than one thread per chain."""
+    if placement.threads_per_chain > 1:
+        if spec.stan_threaded_file is None:
+            raise UsageError(f"{spec.id} has no threaded program (stan/threaded/{spec.model_name}.stan)")
+        return spec.stan_threaded_file
+    return spec.stan_file
 
 
 def check_program(spec: ModelSpec) -> None:
-    """Run stanc (bundled with httpstan) on the spec's program; raise UsageError with stanc's message if it fails."""
+    """Run stanc (bundled with httpstan) on the spec's programs (its threaded one too); raise UsageError with
+    stanc's message if one fails."""
     import httpstan.compile
 
-    try:
-        httpstan.compile.compile(spec.stan_file.read_text(), f"check_{spec.model_name}")
-    except ValueError as err:
-        lines = [line.strip() for line in str(err).splitlines()]
-        message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
-        raise UsageError(f"{spec.stan_file.name} does not compile: {message}") from None
+    for stan_file in filter(None, (spec.stan_file, spec.stan_threaded_file)):
+        try:
+            httpstan.compile.compile(stan_file.read_text(), f"check_{spec.model_name}")
+        except ValueError as err:
+            lines = [line.strip() for line in str(err).splitlines()]
+            message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
+            shown = f"threaded/{stan_file.name}" if stan_file == spec.stan_threaded_file else stan_file.name
+            raise UsageError(f"{shown} does not compile: {message}") from None
 
 
 def find_cmdstan() -> str | None:
@@ -71,14 +86,21 @@ class StanEngine:
         else:
             raise UsageError(f"the Stan engine cannot run through the {front_end!r} front end")
 
-    def compile(self, spec: ModelSpec):
-        return self.backend.compile(spec)
+    def compile(self, spec: ModelSpec, placement: Placement = Placement()):
+        return self.backend.compile(program(spec, placement))
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int,
                placement: Placement = Placement()) -> SampleResult:
         if placement.device != "cpu":
             raise ValueError("Stan runs on the CPU only")
-        return self.backend.sample(handle, data, config, seed)
+        threads = placement.threads_per_chain
+        if threads > 1:
+            data = {**data, "grainsize": GRAINSIZE}
+        result = self.backend.sample(handle, data, config, seed, threads)
+        result.info["threads_per_chain"] = threads
+        if threads > 1:
+            result.info["grainsize"] = GRAINSIZE
+        return result
 
 
 def _stan_split(per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool,
@@ -123,7 +145,7 @@ class HttpstanBackend:
             "dtype": "float64",
         }
 
-    def compile(self, spec: ModelSpec):
+    def compile(self, stan_file: Path):
         """Build through pystan's in-process httpstan (its model cache is keyed by the program's content)."""
         import asyncio
 
@@ -131,7 +153,7 @@ class HttpstanBackend:
         import httpstan.models
         import stan.common
 
-        code = spec.stan_file.read_text()
+        code = stan_file.read_text()
         name = httpstan.models.calculate_model_name(code)
         cached = name in httpstan.cache.list_model_names()
 
@@ -139,18 +161,18 @@ class HttpstanBackend:
             async with stan.common.HttpstanClient() as client:
                 resp = await client.post("/models", json={"program_code": code})
                 if resp.status != 201:
-                    raise RuntimeError(f"{spec.stan_file.name} failed to compile: {resp.json()['message']}")
+                    raise RuntimeError(f"{stan_file.name} failed to compile: {resp.json()['message']}")
 
         start = time.perf_counter()
         asyncio.run(build())
         return {"model_name": name, "compile_s": time.perf_counter() - start, "cached": cached}
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int) -> SampleResult:
+    def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         import httpstan.models
 
         start = time.perf_counter()
         module = httpstan.models.import_services_extension_module(handle["model_name"])
-        outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains)
+        outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains, threads)
         tables = [sample_table(output, config.draws) for output in outputs]
         columns = tables[0][0]
         values = np.stack([table for _, table in tables])  # (chains, draws, columns)
@@ -164,7 +186,10 @@ class HttpstanBackend:
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan")
-        return SampleResult(draws, timings, stats, self.info())
+        info = self.info()
+        if threads > 1:
+            info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
+        return SampleResult(draws, timings, stats, info)
 
 
 def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
@@ -180,8 +205,11 @@ def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
     return {**defaults, **given}
 
 
-def _chain_process(module, socket_path: str, arguments: dict) -> None:
-    """Body of one chain's forked process: Stan's sampler, then exit with its return code."""
+def _chain_process(module, socket_path: str, arguments: dict, cores: list[int] | None) -> None:
+    """Body of one chain's forked process: pinned to ``cores`` if given (TBB sizes reduce_sum's thread pool from
+    them), Stan's sampler, then exit with its return code."""
+    if cores:
+        os.sched_setaffinity(0, cores)
     try:
         code = getattr(module, f"{HttpstanBackend.FUNCTION}_wrapper")(socket_path, **arguments)
     except Exception as err:  # Stan's C++ exceptions (bad data, failed initialisation) arrive through pybind11
@@ -203,11 +231,16 @@ def _refuse_to_fork_with_jax() -> None:
             "job in its own worker process)")
 
 
-def _run_chains(module, arguments: dict, chains: int) -> list[bytes]:
+def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
     """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
-    writer's per-iteration momenta and gradients are read and dropped). Refused in a process that has loaded
-    JAX (see ``_refuse_to_fork_with_jax``)."""
+    writer's per-iteration momenta and gradients are read and dropped). With ``threads`` > 1 each chain runs on
+    its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
+    ``_refuse_to_fork_with_jax``)."""
     _refuse_to_fork_with_jax()
+    usable = sorted(os.sched_getaffinity(0))
+    if threads > 1 and chains * threads > len(usable):
+        raise UsageError(f"{chains} chains x {threads} threads need {chains * threads} cores, this process has "
+                         f"{len(usable)}")
     context = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="stanjax-httpstan-") as folder:
         listeners, processes = {}, []
@@ -217,7 +250,9 @@ def _run_chains(module, arguments: dict, chains: int) -> list[bytes]:
             listener.bind(path)
             listener.listen(4)  # Stan's init, sample and diagnostic writers and its logger
             listeners[listener] = chain
-            process = context.Process(target=_chain_process, args=(module, path, {**arguments, "chain": chain}))
+            cores = usable[(chain - 1) * threads:chain * threads] if threads > 1 else None
+            process = context.Process(target=_chain_process,
+                                      args=(module, path, {**arguments, "chain": chain}, cores))
             process.start()
             processes.append(process)
         received: dict[socket.socket, tuple[int, list[bytes]]] = {}
@@ -355,28 +390,31 @@ class CmdStanBackend:
             "dtype": "float64",
         }
 
-    def compile(self, spec: ModelSpec):
+    def compile(self, stan_file: Path):
         import cmdstanpy
 
-        code = spec.stan_file.read_text()
-        key = hashlib.sha256(f"{code}|{self.info()['stan_version']}|{sorted(self.CPP_OPTIONS.items())}".encode())
+        code = stan_file.read_text()
+        # The reduce_sum programs need Stan's threading; the others keep CmdStan's defaults.
+        options = {**self.CPP_OPTIONS, **({"STAN_THREADS": True} if "reduce_sum" in code else {})}
+        key = hashlib.sha256(f"{code}|{self.info()['stan_version']}|{sorted(options.items())}".encode())
         folder = cache_dir() / "cmdstan" / key.hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
-        stan_file = folder / spec.stan_file.name
-        if not stan_file.exists():
-            stan_file.write_text(code)
-        cached = (folder / spec.stan_file.stem).exists()
+        copied = folder / stan_file.name
+        if not copied.exists():
+            copied.write_text(code)
+        cached = (folder / stan_file.stem).exists()
         start = time.perf_counter()
-        model = cmdstanpy.CmdStanModel(stan_file=str(stan_file), cpp_options=self.CPP_OPTIONS)
+        model = cmdstanpy.CmdStanModel(stan_file=str(copied), cpp_options=options)
         return {"model": model, "compile_s": time.perf_counter() - start, "cached": cached}
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int) -> SampleResult:
+    def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         with tempfile.TemporaryDirectory(prefix="stanjax-cmdstan-") as output_dir:
             start = time.perf_counter()
             fit = handle["model"].sample(
                 data={k: np.asarray(v).tolist() for k, v in data.items()}, chains=config.chains,
                 parallel_chains=config.chains, iter_warmup=config.warmup, iter_sampling=config.draws,
                 seed=seed, adapt_delta=config.target_accept, max_treedepth=config.max_treedepth,
+                **({"threads_per_chain": threads} if threads > 1 else {}),
                 output_dir=output_dir, show_progress=False, show_console=False)
             draws = {}
             for name in fit.metadata.stan_vars:
