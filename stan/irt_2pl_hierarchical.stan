@@ -3,6 +3,9 @@ data {
   int<lower=1> J;  // students
   array[I, J] int<lower=0, upper=1> y;  // 1 when student j answered item i correctly
 }
+transformed data {
+  array[I * J] int y_flat = to_array_1d(y);  // row-major: item by item
+}
 parameters {
   vector[J] theta;  // abilities; their unit scale identifies the model
   real mu_b;
@@ -20,7 +23,6 @@ model {
   b_raw ~ std_normal();
   sigma_a ~ std_normal();
   a_raw ~ std_normal();
-  for (i in 1:I) {
-    y[i] ~ bernoulli_logit(a[i] * (theta - b[i]));
-  }
+  // J x I logits a[i] * (theta[j] - b[i]); column-major flattening is y_flat's row-major order
+  y_flat ~ bernoulli_logit(to_vector(theta * a' - rep_matrix((a .* b)', J)));
 }

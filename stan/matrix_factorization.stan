@@ -34,7 +34,9 @@ model {
   movie_diag ~ std_normal();
   movie_lower ~ std_normal();
   to_vector(movie_rest) ~ std_normal();
-  // (U x M)' flattened column-major = U x M row-major, the order of y_flat
-  y_flat ~ bernoulli_logit(mu + to_vector((user_factors * movie_factors'
-                                           + rep_matrix(b_user, M) + rep_matrix(b_movie', U))'));
+  // logit[u, m] = mu + b_user[u] + b_movie[m] + user_factors[u] * movie_factors[m]', the biases folded into one
+  // M x U product of [movie_factors, mu + b_movie, 1] and [user_factors, 1, b_user]'. Its column-major
+  // flattening runs movie by movie within each user: y_flat's row-major order.
+  y_flat ~ bernoulli_logit(to_vector(append_col(movie_factors, append_col(mu + b_movie, rep_vector(1, M)))
+                                     * append_col(user_factors, append_col(rep_vector(1, U), b_user))'));
 }
