@@ -1,0 +1,49 @@
+functions {
+  // Log likelihood of users start..end; reduce_sum hands over y[start:end] as y_slice.
+  real partial_sum_lpmf(array[,] int y_slice, int start, int end, matrix movie_terms, matrix user_terms) {
+    // The slice's M x (end - start + 1) logits, one product as in the serial program. Their column-major
+    // flattening runs movie by movie within each user: the row-major order of y_slice.
+    return bernoulli_logit_lupmf(to_array_1d(y_slice) | to_vector(movie_terms * user_terms[start:end]'));
+  }
+}
+data {
+  int<lower=2> U;  // users
+  int<lower=2> M;  // movies
+  int<lower=1, upper=min(U, M)> K;  // embedding dimension
+  array[U, M] int<lower=0, upper=1> y;  // 1 when user u watched movie m
+  int<lower=1> grainsize;  // reduce_sum slice size hint; 1 lets the scheduler choose
+}
+parameters {
+  real mu;
+  vector[U] b_user;
+  vector[M] b_movie;
+  matrix[U, K] user_factors;
+  vector<lower=0>[K] movie_diag;  // the first K movies' loadings: lower triangle, positive diagonal
+  vector[(K * (K - 1)) %/% 2] movie_lower;
+  matrix[M - K, K] movie_rest;
+}
+model {
+  matrix[M, K] movie_factors = rep_matrix(0, M, K);
+  int pos = 1;
+  for (i in 1:K) {
+    movie_factors[i, i] = movie_diag[i];
+    for (j in 1:(i - 1)) {
+      movie_factors[i, j] = movie_lower[pos];
+      pos += 1;
+    }
+  }
+  movie_factors[(K + 1):M] = movie_rest;
+  mu ~ normal(0, 2);
+  b_user ~ std_normal();
+  b_movie ~ std_normal();
+  to_vector(user_factors) ~ std_normal();
+  movie_diag ~ std_normal();
+  movie_lower ~ std_normal();
+  to_vector(movie_rest) ~ std_normal();
+  // logit[u, m] = movie_terms[m] * user_terms[u]' = mu + b_user[u] + b_movie[m] + user_factors[u] * movie_factors[m]'
+  // (the biases ride along as two extra columns). Built once here and shared with every slice.
+  // _lupmf: drop constants, like the serial program's `~`.
+  target += reduce_sum(partial_sum_lupmf, y, grainsize,
+                       append_col(movie_factors, append_col(mu + b_movie, rep_vector(1, M))),
+                       append_col(user_factors, append_col(rep_vector(1, U), b_user)));
+}
