@@ -1,10 +1,14 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
-The programs: every model's ``stan/*.stan``, its ``stan/threaded/*.stan`` where it has one, and the planted-prior-change copy of eight schools
-(``planted_prior_program``, the one definition ``tests/test_density.py`` plants). Each is built through httpstan,
-as ``stan.build`` and the bundled Stan engine build it, under the workers' interpreter: httpstan's cache is keyed
-by the program's text and the interpreter's path, so the tests then find every program in the cache and compile
-nothing. One line per program; the compilers' messages go to ``--log``.
+The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one. Each is built
+through httpstan, as ``stan.build`` and the bundled Stan engine build it, under the workers' interpreter: httpstan's
+cache is keyed by the program's text and the interpreter's path, so the tests then find every program in the cache
+and compile nothing. One line per program; the compilers' messages go to ``--log``.
+
+Most of a Stan compile is parsing Stan's headers, the same for every program, so (as CmdStan does by default with
+g++) Stan's model header is compiled once into a precompiled header under ``out/pch/``, which each program's compile
+then reads (``-include``), without debug information (``-g0``: the tests never debug a module). Neither changes
+the code the compiler generates; a header the compiler refuses (other flags) is said on the program's line.
 
     .venv/bin/python -m tests.precompile --jobs 2 --log out/test-compile.log
 """
@@ -12,34 +16,89 @@ nothing. One line per program; the compilers' messages go to ``--log``.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import models
+from models import ROOT
 from runner.campaign import WORKER_PYTHON
 from runner.commands.compile import compile_each
 
-EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
-PLANTED = "eight_schools-planted_prior_change"
-
-
-def planted_prior_program() -> str:
-    """Eight schools with mu's prior changed from normal(0, 5) to normal(0, 6): a mismatch with the NumPyro model
-    the log-density check must detect."""
-    original = models.get(EIGHT_SCHOOLS).stan_file.read_text()
-    planted = original.replace("mu ~ normal(0, 5);", "mu ~ normal(0, 6);")
-    assert planted != original, "eight schools' program no longer states mu ~ normal(0, 5);"
-    return planted
+PCH_ROOT = ROOT / "out" / "pch"
+# httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,
+# build_services_extension_module): the precompiled header must be built with the same ones to be used.
+HTTPSTAN_MACROS = ["-DBOOST_DISABLE_ASSERTS", "-DBOOST_PHOENIX_NO_VARIADIC_EXPRESSION", "-DSTAN_THREADS",
+                   "-D_REENTRANT", "-D_GLIBCXX_USE_CXX11_ABI=0"]
+HTTPSTAN_ARGS = ["-O3", "-std=c++17", "-Wno-sign-compare"]
+NO_DEBUG_INFO = "-g0"
 
 
 def programs() -> dict[str, str]:
-    """Label -> Stan program text: the registry's, then the planted copy."""
+    """Label -> Stan program text: each model's program, then its threaded one."""
     found = {spec.id: spec.stan_file.read_text() for spec in models.registry().values()}
     found |= {f"{spec.id} (threaded)": spec.stan_threaded_file.read_text()
               for spec in models.registry().values() if spec.stan_threaded_file}
-    found[PLANTED] = planted_prior_program()
     return found
+
+
+def all_cached() -> bool:
+    """Whether httpstan's cache holds every program already (then no header is needed)."""
+    import httpstan.cache
+    import httpstan.models
+
+    names = set(httpstan.cache.list_model_names())
+    return all(httpstan.models.calculate_model_name(code) in names for code in programs().values())
+
+
+def header_command(header: Path) -> list[str]:
+    """The command that precompiles ``header``: the C++ compiler and flags setuptools gives httpstan's build
+    (Python's own, with ``-g0`` appended as the programs' compiles get it), httpstan's macros and arguments."""
+    import httpstan
+    from setuptools._distutils.ccompiler import new_compiler
+    from setuptools._distutils.sysconfig import customize_compiler, get_python_inc
+
+    compiler = new_compiler()
+    customize_compiler(compiler)
+    includes = [f"-I{Path(httpstan.__file__).parent / 'include'}", f"-I{get_python_inc()}"]
+    return [*compiler.compiler_so_cxx, NO_DEBUG_INFO, *HTTPSTAN_MACROS, *includes, *HTTPSTAN_ARGS,
+            "-x", "c++-header", str(header), "-o", f"{header}.gch"]
+
+
+def precompiled_header() -> Path | None:
+    """Stan's model header, precompiled under ``out/pch/<key>/`` (key: the compile command and the compiler's
+    version), built once and reused; other keys' headers (~0.8 GB each) are removed. None if it fails to build."""
+    probe = header_command(Path("stan_model_header.hpp"))
+    compiler_version = subprocess.run([probe[0], "--version"], capture_output=True, text=True).stdout
+    key = hashlib.sha256("\n".join([*probe, compiler_version]).encode()).hexdigest()[:12]
+    header = PCH_ROOT / key / "stan_model_header.hpp"
+    if Path(f"{header}.gch").exists():
+        print(f"precompiled header: reused {header}.gch", flush=True)
+        return header
+    shutil.rmtree(PCH_ROOT, ignore_errors=True)
+    header.parent.mkdir(parents=True)
+    header.write_text("#include <stan/model/model_header.hpp>\n")
+    start = time.perf_counter()
+    done = subprocess.run(header_command(header), capture_output=True, text=True)
+    if done.returncode != 0:
+        shutil.rmtree(PCH_ROOT, ignore_errors=True)
+        print(f"precompiled header: failed (exit {done.returncode}), programs compile without it:\n"
+              f"{done.stderr[-2000:]}", file=sys.stderr, flush=True)
+        return None
+    print(f"precompiled header: built in {time.perf_counter() - start:.0f} s", flush=True)
+    return header
+
+
+def unused_header(compiler_output: str) -> str | None:
+    """GCC's reason for not using the precompiled header (``-Winvalid-pch``), or None."""
+    for line in compiler_output.splitlines():
+        if "not used because" in line and ".gch" in line:
+            return line.split("not used because", 1)[1].split("[-Winvalid-pch]")[0].strip()
+    return None
 
 
 def build(label: str) -> int:
@@ -68,7 +127,9 @@ def build(label: str) -> int:
     if status != 201:
         print(f"{label}: httpstan answered {status}")
         return 1
-    print(f"{label}: {'cached' if cached else f'compiled in {seconds:.1f} s'}", flush=True)
+    refused = unused_header(body.get("compiler_output") or "")
+    note = f" (precompiled header NOT used: {refused})" if refused else ""
+    print(f"{label}: {'cached' if cached else f'compiled in {seconds:.1f} s'}{note}", flush=True)
     return 0
 
 
@@ -84,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         args.log.parent.mkdir(parents=True, exist_ok=True)
         args.log.write_text("")
     start = time.perf_counter()
+    if not all_cached():
+        header = precompiled_header()
+        if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command
+            extra = f"{NO_DEBUG_INFO} -Winvalid-pch -include {header}"
+            os.environ["CPPFLAGS"] = f"{os.environ['CPPFLAGS']} {extra}" if os.environ.get("CPPFLAGS") else extra
     tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in programs()]
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""

@@ -1,0 +1,34 @@
+"""The test build's precompiled header: built with httpstan's flags, and a refusal by the compiler is seen."""
+
+from tests import precompile
+
+# What GCC 12 printed (-Winvalid-pch) for a header built with -DNDEBUG, used by a compile without it.
+REFUSED = ("cc1plus: warning: ./pchdir/g0.hpp.gch: not used because `NDEBUG' not defined [-Winvalid-pch]\n"
+           "                 from ./pchdir/g0.hpp:1,\n")
+
+
+def test_a_refused_header_is_seen_with_its_reason():
+    assert precompile.unused_header(REFUSED) == "`NDEBUG' not defined"
+    assert precompile.unused_header("model.cpp:6:25: warning: 'x' is used uninitialized\n") is None
+
+
+def test_the_header_is_built_with_httpstans_macros_and_arguments(tmp_path):
+    command = precompile.header_command(tmp_path / "h.hpp")
+    assert set(precompile.HTTPSTAN_MACROS + precompile.HTTPSTAN_ARGS) <= set(command)
+    assert command[-5:] == ["-x", "c++-header", str(tmp_path / "h.hpp"), "-o", f"{tmp_path / 'h.hpp'}.gch"]
+    assert "-fPIC" in command and precompile.NO_DEBUG_INFO in command  # Python's flags for a module, no debug info
+
+
+def test_the_macros_and_arguments_are_httpstans_own():
+    """Read from httpstan's build function: an httpstan upgrade that changes them fails here, not silently in a
+    compiler that refuses the header."""
+    import inspect
+
+    import httpstan.models
+
+    source = inspect.getsource(httpstan.models.build_services_extension_module)
+    for macro in precompile.HTTPSTAN_MACROS:
+        name, _, value = macro.removeprefix("-D").partition("=")
+        assert (f'("{name}", "{value}")' if value else f'("{name}", None)') in source, macro
+    for argument in precompile.HTTPSTAN_ARGS:
+        assert f'"{argument}"' in source, argument
