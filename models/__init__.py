@@ -104,6 +104,9 @@ class ModelSpec:
     # multiple of the device counts).
     shard_rows: tuple[str, ...] = ()
     shard_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
+    # An external ground truth: size preset -> a reference (the shape of references/*.json, see models/gym.py)
+    # or None. Where given, the reference gate compares with it, never with a reference of our own.
+    ground_truth: Callable[[str], dict | None] | None = None
 
     @property
     def data_name(self) -> str:

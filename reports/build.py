@@ -23,7 +23,7 @@ PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference f
 # A record's measurement key (its group of repeats) as the columns of the runs table.
 KEYS = records.MEASUREMENT_FIELDS
 SCALAR_TIMINGS = [f for f in records.RunTimings.__struct_fields__ if f not in ("source", "detail")]
-SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if f not in ("posterior_mean", "posterior_mcse")]
+SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if not f.startswith("posterior_")]
 
 
 def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
@@ -48,6 +48,7 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             "other_processes_cores": r.load.other_processes_cores if r.load else None,
             "valid": r.valid, "failed_gates": ", ".join(r.failed_gates),
             "reference_max_z": r.gates.get("reference", {}).get("max_z"),
+            "reference_max_z_sd": r.gates.get("reference", {}).get("max_z_sd"),
             "created": r.created,
             # Every scalar timing and metric the record type declares: a new one reaches runs.csv by itself.
             **{name: getattr(timings, name) if timings else None for name in SCALAR_TIMINGS},

@@ -1,8 +1,9 @@
 """The published claims this suite exists to test: one row each, with what the records measured and a verdict.
 
 A ratio claim is "reproduced" when the 90 % bootstrap interval of the measured ratio overlaps the claimed value
-widened by a factor TOLERANCE either way, "not reproduced" when the whole interval lies outside that band, and
-"not measured here" (with the reason) when the records hold no run that speaks to it.
+widened by a factor TOLERANCE either way, "not reproduced" when the whole interval lies outside that band,
+"insufficient data" when the ratio has no interval (one repeat on a side) or comes from tiny data, and "not
+measured here" (with the reason) when the records hold no run that speaks to it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from runner.engines import ENGINES, JAX, STAN
 
 TOLERANCE = 1.5
 NOT_MEASURED = "not measured here"
+INSUFFICIENT = "insufficient data"
 COVTYPE_ROWS = 500_000  # "covertype size": the large preset has 581,012 rows
 INGRAM_MATCHES = 50_000
 RLOUF_DRAWS, RLOUF_SECONDS = 1e9, 25.0
@@ -29,7 +31,13 @@ def claim_model(claim: str) -> str | None:
     return next((spec.id for spec in models.registry().values() if claim in spec.claims), None)
 
 
-def ratio_verdict(ratio: Ratio, claimed: float) -> str:
+def ratio_verdict(ratio: Ratio, claimed: float, size: str | None = None) -> str:
+    """Reproduced or not by the stated band; "insufficient data" for a ratio with no interval (one repeat on a
+    side) or measured on tiny data (a smoke test, not a measurement)."""
+    if ratio.low == ratio.high:
+        return f"{INSUFFICIENT} (one repeat per side: the ratio {times(ratio.value)}× has no interval)"
+    if size == "tiny":
+        return f"{INSUFFICIENT} (measured on tiny data: {times(ratio.value)}×)"
     low, high = claimed / TOLERANCE, claimed * TOLERANCE
     rule = f"claimed {claimed:g}×, band {times(low)}–{times(high)}×, measured 90 % interval " \
         f"{times(ratio.low)}–{times(ratio.high)}×"
@@ -74,7 +82,7 @@ def maskell_row(comparisons, claim, numerator, denominator, reason) -> dict:
                      else (comparison["numerator"], comparison["denominator"]))
     measured = (f"{first} ÷ {second} in ESS/s: {times(ratio.value)}× (geometric mean over "
                 f"{len(comparison['models'])} model(s) at size {comparison['size']} on {comparison['machine']})")
-    return {**row, "measured": measured, "verdict": ratio_verdict(ratio, claim["ratio"])}
+    return {**row, "measured": measured, "verdict": ratio_verdict(ratio, claim["ratio"], comparison["size"])}
 
 
 def tran_hoffman_row(runs: pd.DataFrame) -> dict:

@@ -23,17 +23,27 @@ def _flat(dataset) -> dict[str, float]:
     return out
 
 
-def parameter_table(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, dict[str, float]]:
-    """Per scalar parameter: mean, sd, MCSE of the mean, bulk and tail ESS, R-hat (draws: (chain, draw, ...))."""
+QUANTILES = (0.05, 0.5, 0.95)
+
+
+def parameter_table(draws: dict[str, np.ndarray], names: list[str],
+                    quantiles: bool = False) -> dict[str, dict[str, float]]:
+    """Per scalar parameter: mean, sd and their MCSEs, bulk and tail ESS, R-hat (draws: (chain, draw, ...));
+    with ``quantiles`` (references) also the 5/50/95 % quantiles ``q5``, ``q50``, ``q95`` and their MCSEs."""
     posterior = from_dict({"posterior": {name: draws[name] for name in names}})
     columns = {
         "mean": posterior["posterior"].ds.mean(dim=("chain", "draw")),
         "sd": posterior["posterior"].ds.std(dim=("chain", "draw"), ddof=1),
         "mcse_mean": az.mcse(posterior).ds,
+        "mcse_sd": az.mcse(posterior, method="sd").ds,
         "ess_bulk": az.ess(posterior, method="bulk").ds,
         "ess_tail": az.ess(posterior, method="tail").ds,
         "rhat": az.rhat(posterior).ds,
     }
+    for prob in QUANTILES if quantiles else ():
+        label = f"q{round(100 * prob)}"
+        columns[label] = posterior["posterior"].ds.quantile(prob, dim=("chain", "draw")).drop_vars("quantile")
+        columns[f"mcse_{label}"] = az.mcse(posterior, method="quantile", prob=prob).ds
     flat = {column: _flat(values) for column, values in columns.items()}
     return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
 
@@ -45,8 +55,9 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
     ``ms_per_gradient`` = the sampling phase's share of ``user_s`` (split as the sampler's own clock splits
     warmup and sampling) in ms / gradient evaluations summed over chains: the throughput of the whole run, on the
     one clock every front end keeps alike. (Stan's per-chain elapsed times are not that clock: where a front end
-    does not start every chain at once, the slowest chain is not the span.) A NaN or inf diagnostic of any parameter (a constant chain, a non-finite draw) propagates into
-    the minimum ESS and maximum R-hat, so the validity gates see it; ``worst_parameter`` names it.
+    does not start every chain at once, the slowest chain is not the span.) A NaN or inf diagnostic of any
+    parameter (a constant chain, a non-finite draw) propagates into the minimum ESS and maximum R-hat, so the
+    validity gates see it; ``worst_parameter`` names it.
     """
     table = parameter_table(result.draws, parameter_names)
     ess_bulk = {name: row["ess_bulk"] for name, row in table.items()}
@@ -69,4 +80,6 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
         mean_leapfrog_per_draw=float(result.stats.n_leapfrog.mean()),
         posterior_mean={name: row["mean"] for name, row in table.items()},
         posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},
+        posterior_sd={name: row["sd"] for name, row in table.items()},
+        posterior_mcse_sd={name: row["mcse_sd"] for name, row in table.items()},
     )

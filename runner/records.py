@@ -29,7 +29,7 @@ from models import ROOT, UsageError
 from runner.config import RunConfig, RunKey
 from runner.engines import label
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RESULTS_FILE = "results.jsonl"
 # glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
 # every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
@@ -103,9 +103,18 @@ def _v3_to_v4(record: dict) -> dict:
     return {**record, "schema_version": 4, "threads_per_chain": 1, "cores": None}
 
 
+def _v4_to_v5(record: dict) -> dict:
+    """Schema 5 keeps each parameter's posterior sd and the MCSE of that sd (the reference gate checks the spread
+    as well as the mean); earlier runs did not record them: empty."""
+    if record.get("kind") != "run" or not record.get("metrics"):
+        return {**record, "schema_version": 5}
+    return {**record, "schema_version": 5,
+            "metrics": {**record["metrics"], "posterior_sd": {}, "posterior_mcse_sd": {}}}
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def migrate(record: dict) -> dict:
@@ -194,6 +203,8 @@ class RunMetrics(msgspec.Struct, kw_only=True):
     mean_leapfrog_per_draw: float
     posterior_mean: dict[str, float]
     posterior_mcse: dict[str, float]
+    posterior_sd: dict[str, float]
+    posterior_mcse_sd: dict[str, float]
 
 
 class MachineLoad(msgspec.Struct, kw_only=True):

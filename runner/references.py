@@ -35,16 +35,20 @@ def load(model_id: str, size: str, folder: Path = REFERENCES_DIR) -> dict | None
 
 def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple[dict | None, str]:
     """The reference posterior that applies to a run (same model, size preset, unresized, same data), or None
-    and why not. The one rule for the validity gate, the nightly gold check and the report."""
+    and why not: the model's external ground truth where it has one, else ours under references/. The one rule
+    for the validity gate, the nightly gold check and the report."""
     if resize:
         return None, "no reference for resized data (a study's grid point)"
     if model_id not in models.registry() or size not in models.SIZE_NAMES:  # never a file name from a record
         return None, "no reference: not a model and size preset of this checkout"
-    reference = load(model_id, size)
+    spec = models.get(model_id)
+    reference = spec.ground_truth(size) if spec.ground_truth else load(model_id, size)
     if reference is None:
-        return None, "no reference for this model and size"
+        return None, f"no {'ground truth' if spec.ground_truth else 'reference'} for this model and size"
     if reference["header"]["data_hash"] != data_hash:
         return None, "the reference was made for other data (data hash differs)"
+    if spec.ground_truth:
+        return reference, reference["header"]["source"]
     return reference, f"references/{model_id}.{size}.json ({reference['header']['command']})"
 
 
@@ -56,7 +60,7 @@ def generate(spec: ModelSpec, config: RunConfig, command: str) -> dict:
     engine = get_engine("stan")
     start = time.perf_counter()
     result = engine.sample(engine.compile(spec), data, config, config.sampler_seed(REFERENCE_STREAM))
-    table = parameter_table(result.draws, [p.name for p in spec.parameters])
+    table = parameter_table(result.draws, [p.name for p in spec.parameters], quantiles=True)
     max_rhat = float(np.max([row["rhat"] for row in table.values()]))
     if not max_rhat <= RHAT_MAX:
         raise RuntimeError(f"{spec.id} ({config.size}): reference run has R-hat {max_rhat:.3f} > {RHAT_MAX}")

@@ -6,11 +6,12 @@
 - ``finite``: every parameter's posterior mean and its MCSE finite (an inf draw leaves R-hat and ESS finite);
 - ``divergences``: at most 1 % of post-warmup draws diverged;
 - ``reference``: every scalar parameter's mean is within K sqrt(MCSE_run^2 + MCSE_ref^2) of the reference
-  posterior's mean (checked when a reference exists for the same model, size and data hash).
+  posterior's mean, and its sd within K such combined MCSEs (of the sds) of the reference's sd (checked when a
+  reference exists for the same model, size and data hash: our own long Stan run, or an external ground truth).
 
 Choice of K = 5: for a correct sampler each standardised difference is close to N(0, 1), and the two-sided
-tail beyond 5 is 5.7e-7, so a suite run of up to ~17,000 parameter checks has a < 1 % chance of failing any
-by chance (Bonferroni). The quick suite makes ~800 such checks and the default suite ~3,400. A bias is
+tail beyond 5 is 5.7e-7, so a suite run of up to ~17,000 checks has a < 1 % chance of failing any by chance
+(Bonferroni). The quick suite makes ~1,600 such checks (means and sds), the default suite ~6,800. A bias is
 still caught once it exceeds 5 combined MCSEs, about 0.1 posterior sd at ESS ~ 4000.
 """
 
@@ -25,19 +26,32 @@ DIVERGENCE_MAX_SHARE = 0.01
 K_REFERENCE = 5.0
 
 
-def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dict:
-    """Largest standardised distance from the reference mean, and whether it is within K (``why``: where the
-    reference came from, or why none applies; see :func:`runner.references.applicable`)."""
-    if reference is None:
-        return {"checked": False, "why": why}
+def _worst(metrics_value: dict[str, float], metrics_se: dict[str, float], reference: dict, value: str,
+           se: str) -> tuple[str | None, float]:
+    """The parameter farthest from the reference in combined MCSEs, and that distance (NaN counts as farthest)."""
     worst_name, worst_z = None, 0.0
     for name, ref in reference["parameters"].items():
-        se = math.hypot(metrics.posterior_mcse[name], ref["mcse_mean"])
-        z = abs(metrics.posterior_mean[name] - ref["mean"]) / se
+        z = abs(metrics_value[name] - ref[value]) / math.hypot(metrics_se[name], ref[se])
         if not z <= worst_z:  # also catches NaN
             worst_name, worst_z = name, z
-    return {"checked": True, "k": K_REFERENCE, "max_z": worst_z, "worst_parameter": worst_name,
-            "passed": worst_z <= K_REFERENCE}
+    return worst_name, worst_z
+
+
+def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dict:
+    """Largest standardised distance from the reference's means, and from its sds (where both the run and the
+    reference hold the sd's MCSE: records before schema 5 and references made before it do not), each within K
+    (``why``: where the reference came from, or why none applies; see :func:`runner.references.applicable`)."""
+    if reference is None:
+        return {"checked": False, "why": why}
+    worst_name, worst_z = _worst(metrics.posterior_mean, metrics.posterior_mcse, reference, "mean", "mcse_mean")
+    gate = {"checked": True, "source": why, "k": K_REFERENCE, "max_z": worst_z, "worst_parameter": worst_name}
+    sd_checked = bool(metrics.posterior_sd) and all("mcse_sd" in ref for ref in reference["parameters"].values())
+    if sd_checked:
+        worst_sd_name, worst_sd_z = _worst(metrics.posterior_sd, metrics.posterior_mcse_sd, reference, "sd",
+                                           "mcse_sd")
+        gate |= {"max_z_sd": worst_sd_z, "worst_parameter_sd": worst_sd_name}
+    return gate | {"sd_checked": sd_checked,
+                   "passed": worst_z <= K_REFERENCE and (not sd_checked or gate["max_z_sd"] <= K_REFERENCE)}
 
 
 def evaluate(metrics: RunMetrics, n_draws: int, reference: dict | None, why: str) -> dict:

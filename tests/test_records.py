@@ -174,8 +174,9 @@ def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_pa
     path.write_text(text)
     assert records.migrate(dict(run)) == {
         **run, "schema_version": records.SCHEMA_VERSION, "kind": "run", "precision": "float64",
-        "chain_method": "parallel", "front_end": "pystan", "study": "", "sizes": None, "metrics": {"ess_per_s": 2.0},
-        "threads_per_chain": 1, "cores": None}
+        "chain_method": "parallel", "front_end": "pystan", "study": "", "sizes": None,
+        "metrics": {"ess_per_s": 2.0, "posterior_sd": {}, "posterior_mcse_sd": {}}, "threads_per_chain": 1,
+        "cores": None}
     with pytest.warns(UserWarning, match="line 1, not a run record"):  # too few fields for a RunRecord
         [kept] = records.read_measurements(path)
     assert "precision" not in kept and kept["schema_version"] == records.SCHEMA_VERSION
@@ -193,8 +194,16 @@ def test_schema_2_front_ends_come_from_the_engine_info(engine, interface, front_
 
 def test_schema_3_runs_had_one_thread_per_chain_and_unrecorded_cores():
     run = records.migrate({"schema_version": 3, "kind": "run", "engine": "stan"})
-    assert (run["schema_version"], run["threads_per_chain"], run["cores"]) == (4, 1, None)
+    assert (run["threads_per_chain"], run["cores"]) == (1, None)
     assert "cores" not in records.migrate({"schema_version": 3, "kind": "measurement"})
+
+
+def test_schema_4_runs_recorded_no_posterior_sd():
+    """The reference gate checks sds only where the run recorded them: never a KeyError on an older record."""
+    run = records.migrate({"schema_version": 4, "kind": "run", "metrics": {"posterior_mean": {"mu": 1.0}}})
+    assert run["metrics"] == {"posterior_mean": {"mu": 1.0}, "posterior_sd": {}, "posterior_mcse_sd": {}}
+    failed = records.migrate({"schema_version": 4, "kind": "run", "metrics": None})  # a crashed run: no metrics
+    assert failed["metrics"] is None and failed["schema_version"] == records.SCHEMA_VERSION
 
 
 def test_every_committed_record_reads_in_the_current_schema():

@@ -49,6 +49,14 @@ def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
     assert claims.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
 
 
+@pytest.mark.parametrize(("ratio", "size"), [(Ratio(5.0, 5.0, 5.0), "default"), (Ratio(5.0, 4.0, 6.0), "tiny")],
+                         ids=["one-repeat", "tiny-data"])
+def test_a_ratio_without_enough_evidence_gets_no_verdict(ratio, size):
+    """One repeat per side (no interval) or tiny data: never "reproduced", whatever the value."""
+    assert claims.ratio_verdict(ratio, 5.0, size).startswith("insufficient data (")
+    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0), 5.0, "default").startswith("reproduced")
+
+
 def test_crossover_is_interpolated_on_log_axes():
     n = np.array([1e3, 1e4, 1e5])
     at, text = claims.crossover(n, np.array([0.5, 0.8, 2.0]))

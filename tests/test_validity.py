@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
+import models
 from runner import references, validity
 from runner.engines import SampleResult, SamplerStats, Timings
 from runner.metrics import summarise
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
+GYM_ID = "gym_eight_schools-eight_schools_centered"  # its reference: inference-gym's ground truth
 CHAINS, DRAWS = 4, 1000
 
 
@@ -18,28 +20,33 @@ def reference():
     return ref
 
 
-def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0):
-    """Independent normal draws with the reference's means and sds (optionally shifted by shift_sd sds)."""
+def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0, scale_sd=1.0, model_id=MODEL_ID):
+    """Independent normal draws with the reference's means and sds (optionally shifted by shift_sd sds, their
+    spread scaled by scale_sd), in the model's parameter shapes."""
+    spec = models.get(model_id)
+    data = spec.data("tiny", 0)
     rng = np.random.default_rng(seed)
-    params = reference["parameters"]
+    draws = {}
+    for parameter in spec.parameters:
+        shape = parameter.resolve_shape(data)
+        columns = []
+        for index in np.ndindex(shape):
+            ref = reference["parameters"][f"{parameter.name}[{','.join(str(i + 1) for i in index)}]" if shape
+                                          else parameter.name]
+            x = rng.normal(ref["mean"] + shift_sd * ref["sd"], scale_sd * ref["sd"], size=(CHAINS, DRAWS))
+            x[-1] += stuck_chain_shift * ref["sd"]
+            columns.append(x)
+        draws[parameter.name] = np.stack(columns, axis=-1).reshape(CHAINS, DRAWS, *shape)
+    return draws
 
-    def column(name):
-        ref = params[name]
-        x = rng.normal(ref["mean"] + shift_sd * ref["sd"], ref["sd"], size=(CHAINS, DRAWS))
-        x[-1] += stuck_chain_shift * ref["sd"]
-        return x
 
-    theta = np.stack([column(f"theta_tilde[{j}]") for j in range(1, 9)], axis=-1)
-    return {"mu": column("mu"), "tau": column("tau"), "theta_tilde": theta}
-
-
-def gates_for(draws, reference, divergent=0, data_hash=None):
+def gates_for(draws, reference, divergent=0, data_hash=None, model_id=MODEL_ID):
     div = np.zeros((CHAINS, DRAWS), dtype=bool)
     div.flat[:divergent] = True
     result = SampleResult(draws, Timings(1.0, 1.0, 1.0, 2.0, "test"),
                           SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
-    metrics = summarise(result, ["mu", "tau", "theta_tilde"])
-    applied, why = references.applicable(MODEL_ID, "tiny", (), data_hash or reference["header"]["data_hash"])
+    metrics = summarise(result, [p.name for p in models.get(model_id).parameters])
+    applied, why = references.applicable(model_id, "tiny", (), data_hash or reference["header"]["data_hash"])
     return validity.evaluate(metrics, CHAINS * DRAWS, applied, why)
 
 
@@ -52,6 +59,26 @@ def test_draws_from_the_reference_distribution_pass(reference):
 def test_biased_draws_fail_the_reference_gate(reference):
     gates = gates_for(draws_like(reference, shift_sd=0.5), reference)
     assert not gates["valid"] and gates["failed_gates"] == ["reference"]
+
+
+def test_a_wrong_spread_with_the_right_mean_fails_the_reference_gate(reference):
+    gates = gates_for(draws_like(reference, scale_sd=1.3), reference)
+    gate = gates["gates"]["reference"]
+    assert gate["sd_checked"] and gate["max_z"] < validity.K_REFERENCE < gate["max_z_sd"]
+    assert gates["failed_gates"] == ["reference"]
+
+
+@pytest.mark.parametrize("shift_sd, scale_sd, passes", [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
+                         ids=["truth", "shifted-0.3-sd", "spread-1.3x"])
+def test_the_external_ground_truth_gate_sees_a_third_of_an_sd(shift_sd, scale_sd, passes):
+    """Draws shaped like inference-gym's ground truth pass its gate; shifted by 0.3 sd, or 1.3 times as spread,
+    they fail it. The gate names the package's file as its source, not a reference of ours."""
+    truth = models.get(GYM_ID).ground_truth("tiny")
+    gates = gates_for(draws_like(truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=GYM_ID), truth,
+                      model_id=GYM_ID)
+    gate = gates["gates"]["reference"]
+    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("inference-gym ")
+    assert gate["passed"] == passes and gates["valid"] == passes
 
 
 def test_a_stuck_chain_fails_rhat(reference):

@@ -34,6 +34,10 @@ def main(args) -> int:
     specs = [models.get(model_id) for model_id in ids]
     for spec in specs:
         spec.size_kwargs(args.size)
+        if spec.ground_truth and args.models != ["all"]:
+            raise UsageError(f"{spec.id} is checked against an external ground truth (its spec's ground_truth), "
+                             "never a reference of ours")
+    specs = [spec for spec in specs if not spec.ground_truth]
     if min(args.chains, args.warmup, args.draws) < 1:
         raise UsageError("--chains, --warmup and --draws must be positive")
     config = RunConfig(size=args.size, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed)
