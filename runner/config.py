@@ -11,6 +11,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+# From MANY_CHAINS chains on, a run is "many short chains" (Margossian et al. 2024): its chains start in SUPERCHAINS
+# groups, the chains of a group from one shared initial point, and nested R-hat judges it in place of R-hat.
+MANY_CHAINS = 64
+SUPERCHAINS = 16
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -28,6 +33,18 @@ class RunConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "resize", tuple((str(k), int(v)) for k, v in self.resize))
+
+    @property
+    def superchains(self) -> int:
+        """How many superchains the chains start in (chain c belongs to superchain c // (chains // superchains));
+        0 below MANY_CHAINS chains, which each start from their own point and are judged by R-hat."""
+        return SUPERCHAINS if self.chains >= MANY_CHAINS else 0
+
+    def superchain_ids(self) -> list[int] | None:
+        """Each chain's superchain, in the engines' chain order; None for a run without superchains."""
+        if not self.superchains:
+            return None
+        return [chain // (self.chains // self.superchains) for chain in range(self.chains)]
 
     def as_dict(self) -> dict:
         """The settings; ``resize`` only when used, so hashes of preset-size runs stay what they were."""

@@ -48,7 +48,8 @@ def parameter_table(draws: dict[str, np.ndarray], names: list[str],
     return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
 
 
-def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
+def summarise(result: SampleResult, parameter_names: list[str],
+              superchain_ids: list[int] | None = None) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
 
     ``ess_per_s`` = min bulk ESS / ``user_s`` (data handed over to draws in host arrays, compile excluded).
@@ -57,9 +58,15 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
     one clock every front end keeps alike. (Stan's per-chain elapsed times are not that clock: where a front end
     does not start every chain at once, the slowest chain is not the span.) A NaN or inf diagnostic of any
     parameter (a constant chain, a non-finite draw) propagates into the minimum ESS and maximum R-hat, so the
-    validity gates see it; ``worst_parameter`` names it.
+    validity gates see it; ``worst_parameter`` names it. With ``superchain_ids`` (each chain's superchain, for
+    chains that started in superchains) also the largest nested R-hat.
     """
     table = parameter_table(result.draws, parameter_names)
+    nested = None
+    if superchain_ids is not None:
+        posterior = from_dict({"posterior": {name: result.draws[name] for name in parameter_names}})
+        nested = float(np.max([value for value in _flat(az.rhat_nested(posterior, superchain_ids=superchain_ids).ds)
+                               .values()]))
     ess_bulk = {name: row["ess_bulk"] for name, row in table.items()}
     worst = min(ess_bulk, key=lambda k: (np.isfinite(ess_bulk[k]), ess_bulk[k]))
     min_bulk = float(np.min(list(ess_bulk.values())))
@@ -82,4 +89,6 @@ def summarise(result: SampleResult, parameter_names: list[str]) -> RunMetrics:
         posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},
         posterior_sd={name: row["sd"] for name, row in table.items()},
         posterior_mcse_sd={name: row["mcse_sd"] for name, row in table.items()},
+        superchains=len(set(superchain_ids)) if superchain_ids is not None else 0,
+        max_rhat_nested=nested,
     )

@@ -29,7 +29,7 @@ from models import ROOT, UsageError
 from runner.config import RunConfig, RunKey
 from runner.engines import label
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
 # glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
 # every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
@@ -112,9 +112,18 @@ def _v4_to_v5(record: dict) -> dict:
             "metrics": {**record["metrics"], "posterior_sd": {}, "posterior_mcse_sd": {}}}
 
 
+def _v5_to_v6(record: dict) -> dict:
+    """Schema 6 records the superchains a run's chains started in and its nested R-hat (many-chain runs are judged
+    by it, Margossian et al. 2024); every earlier run started each chain apart: no superchains, no nested R-hat."""
+    if record.get("kind") != "run" or not record.get("metrics"):
+        return {**record, "schema_version": 6}
+    return {**record, "schema_version": 6,
+            "metrics": {**record["metrics"], "superchains": 0, "max_rhat_nested": None}}
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 
 
 def migrate(record: dict) -> dict:
@@ -205,6 +214,10 @@ class RunMetrics(msgspec.Struct, kw_only=True):
     posterior_mcse: dict[str, float]
     posterior_sd: dict[str, float]
     posterior_mcse_sd: dict[str, float]
+    # The superchains the chains started in (0: each chain from its own point) and, with superchains, the largest
+    # nested R-hat over the parameters (None without).
+    superchains: int = 0
+    max_rhat_nested: float | None = None
 
 
 class MachineLoad(msgspec.Struct, kw_only=True):

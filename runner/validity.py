@@ -1,8 +1,11 @@
 """Validity gates: a run enters a headline ratio only if it converged and agrees with the reference posterior.
 
 - ``completed``: the run finished and produced draws;
-- ``rhat``: max rank-normalised R-hat <= 1.01 (NaN or inf fails);
-- ``ess``: every parameter's bulk and tail ESS finite and positive (a NaN hides no failure);
+- ``rhat``: max rank-normalised split R-hat <= 1.01 (Vehtari et al. 2021; NaN or inf fails); for a run of many
+  short chains that started in superchains (64 chains or more: ``RunConfig.superchains``), max nested R-hat
+  <= 1.01 instead (Margossian et al. 2024), with the superchain layout in the gate;
+- ``ess``: every parameter's bulk and tail ESS at least 100 per chain (Vehtari et al. 2021: 400 for 4 chains),
+  or per superchain for a superchain run (each superchain is one independent start); NaN fails;
 - ``finite``: every parameter's posterior mean and its MCSE finite (an inf draw leaves R-hat and ESS finite);
 - ``divergences``: at most 1 % of post-warmup draws diverged;
 - ``reference``: every scalar parameter's mean is within K sqrt(MCSE_run^2 + MCSE_ref^2) of the reference
@@ -22,6 +25,7 @@ import math
 from runner.records import RunMetrics
 
 RHAT_MAX = 1.01
+ESS_PER_CHAIN = 100
 DIVERGENCE_MAX_SHARE = 0.01
 K_REFERENCE = 5.0
 
@@ -54,17 +58,33 @@ def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dic
                    "passed": worst_z <= K_REFERENCE and (not sd_checked or gate["max_z_sd"] <= K_REFERENCE)}
 
 
-def evaluate(metrics: RunMetrics, n_draws: int, reference: dict | None, why: str) -> dict:
-    """The record's ``valid``, ``failed_gates`` and per-gate details for a completed run. A NaN or inf diagnostic
-    fails its gate (every comparison with NaN is false)."""
-    ess_finite = math.isfinite(metrics.min_ess_bulk) and math.isfinite(metrics.min_ess_tail)
+def rhat_gate(metrics: RunMetrics, chains: int) -> dict:
+    """R-hat, or nested R-hat where the chains started in superchains (then with the layout: superchain k holds
+    chains k*m .. (k+1)*m - 1)."""
+    if metrics.superchains:
+        value = metrics.max_rhat_nested if metrics.max_rhat_nested is not None else math.nan
+        return {"statistic": "nested R-hat", "max_rhat_nested": value, "max_rhat": metrics.max_rhat,
+                "superchains": metrics.superchains, "chains_per_superchain": chains // metrics.superchains,
+                "limit": RHAT_MAX, "passed": value <= RHAT_MAX}
+    return {"statistic": "rank-normalised split R-hat", "max_rhat": metrics.max_rhat, "limit": RHAT_MAX,
+            "passed": metrics.max_rhat <= RHAT_MAX}
+
+
+def evaluate(metrics: RunMetrics, chains: int, draws: int, reference: dict | None, why: str) -> dict:
+    """The record's ``valid``, ``failed_gates`` and per-gate details (each with its threshold) for a completed run
+    of ``chains`` chains of ``draws`` draws. A NaN or inf diagnostic fails its gate (every comparison with NaN is
+    false)."""
+    ess_limit = ESS_PER_CHAIN * (metrics.superchains or chains)
     non_finite = [name for name, mean in metrics.posterior_mean.items()
                   if not (math.isfinite(mean) and math.isfinite(metrics.posterior_mcse[name]))]
+    n_draws = chains * draws
     details = {
         "completed": {"passed": True},
-        "rhat": {"max_rhat": metrics.max_rhat, "limit": RHAT_MAX, "passed": metrics.max_rhat <= RHAT_MAX},
+        "rhat": rhat_gate(metrics, chains),
         "ess": {"min_ess_bulk": metrics.min_ess_bulk, "min_ess_tail": metrics.min_ess_tail,
-                "passed": ess_finite and min(metrics.min_ess_bulk, metrics.min_ess_tail) > 0},
+                "per_chain": ESS_PER_CHAIN, "limit": ess_limit,
+                "passed": all(math.isfinite(ess) and ess >= ess_limit
+                              for ess in (metrics.min_ess_bulk, metrics.min_ess_tail))},
         "finite": {"non_finite": non_finite[:10], "passed": not non_finite},
         "divergences": {"share": metrics.divergences / n_draws, "limit": DIVERGENCE_MAX_SHARE,
                         "passed": metrics.divergences <= DIVERGENCE_MAX_SHARE * n_draws},

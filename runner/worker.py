@@ -61,10 +61,12 @@ def run_job(job: Job) -> dict:
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
     timings = result.timings
-    metrics = summarise(result, [p.name for p in spec.parameters])
+    # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
+    superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
+    metrics = summarise(result, [p.name for p in spec.parameters], superchain_ids)
     data_hash = models.data_hash(data)
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
-    gates = validity.evaluate(metrics, job.config.chains * job.config.draws, reference, why)
+    gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)
     return {
         "data_hash": data_hash,
         "engine_info": result.info,

@@ -21,6 +21,7 @@ STAN_FILES = {
     "test_end_to_end.py",   # the tiny suite on every engine
     "test_faults.py",       # campaigns of Stan runs, killed and resumed
     "test_nightly.py",      # nightly campaigns (Stan and NumPyro)
+    "test_references.py",   # reference generation with the Stan engine
 }
 # Single tests (file, test function name) that need one.
 STAN_TESTS = {

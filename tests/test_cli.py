@@ -26,6 +26,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
     (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
     (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
     (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
+    (["run", "--chains", "200", "--chain-method", "vectorized"],
+     "--chains 200: from 64 chains on the chains start in 16 superchains (nested R-hat)"),
     (["run", "--cores", "0"], "--cores must be between 1 and "),
     (["run", "--cores", "100000"], "(the cores this process may run on), got 100000"),
 ])
@@ -58,8 +60,8 @@ def test_device_policy_on_the_cpu():
     assert (jobs["stan"].device, jobs["stan"].precision) == ("cpu", "float64")
     assert (jobs["numpyro"].precision, jobs["numpyro"].chain_method) == ("float64", "parallel")
     assert (jobs["blackjax_nuts"].precision, jobs["blackjax_nuts"].chain_method) == ("float64", "vectorized")
-    vectorized = _plan("--engines", "numpyro", "--chain-method", "vectorized", "--chains", "1000")
-    assert vectorized[0].placement.chain_method == "vectorized" and vectorized[0].config.chains == 1000
+    vectorized = _plan("--engines", "numpyro", "--chain-method", "vectorized", "--chains", "1024")
+    assert vectorized[0].placement.chain_method == "vectorized" and vectorized[0].config.chains == 1024
 
 
 @pytest.mark.parametrize("front_end", ["bundled", "cmdstan"])

@@ -1,12 +1,15 @@
 """JAX engines beyond NumPyro's default: BlackJAX NUTS and ChEES, NumPyro with vectorised chains."""
 
+import numpy as np
 import pytest
 
+import jax_models
 import models
 from runner import records
 from runner.cli import main
 from runner.config import Placement, RunConfig
 from runner.engines import get_engine
+from runner.engines.jax_setup import initial_points, start_jax
 from runner.metrics import summarise
 
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
@@ -53,3 +56,36 @@ def test_jax_engines_run_through_the_cli_and_pass_the_gates(tmp_path):
         assert r.engine_info["blas_threads"] == "1"
     blackjax = [r for r in recs if r.engine == "blackjax_nuts"]
     assert all(r.engine_info["traces"] == {"warmup": 1, "sampling": 1} for r in blackjax)
+
+
+@pytest.mark.parametrize("chains, starts", [(4, 4), (64, 16)])
+def test_many_chains_start_in_superchains(chains, starts):
+    """From 64 chains on, the chains of a superchain share one initial point (nested R-hat's design); fewer chains
+    each start apart."""
+    spec = models.get(EIGHT_SCHOOLS)
+    config = RunConfig(size="tiny", chains=chains)
+    jax = start_jax(Placement("cpu", "float64", "vectorized"), chains)
+    points, _, _ = initial_points(jax, jax_models.load(spec.model_name), spec.data("tiny", 1), config,
+                                  jax.random.PRNGKey(3))
+    mu = np.asarray(points["mu"])
+    assert mu.shape == (chains,) and len(set(mu.tolist())) == starts
+    if config.superchains:
+        ids = np.asarray(config.superchain_ids())
+        assert all(len(set(mu[ids == k].tolist())) == 1 for k in range(starts))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine_name", ["numpyro", "blackjax_chees"])
+def test_a_many_chain_run_is_gated_on_nested_rhat(tmp_path, engine_name):
+    """64 short chains through the CLI: the record holds the superchain layout and the nested R-hat gate."""
+    out = tmp_path / "results"
+    assert main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", engine_name,
+                 "--chain-method", "vectorized", "--chains", "64", "--warmup", "300", "--draws", "100",
+                 "--cores", "1", "--out", str(out)]) == 0
+    (record,) = records.read(out)
+    assert record.status == "ok" and record.metrics.superchains == 16
+    assert record.engine_info["superchains"] == 16
+    rhat = record.gates["rhat"]
+    assert rhat["statistic"] == "nested R-hat" and rhat["chains_per_superchain"] == 4
+    assert rhat["max_rhat_nested"] == record.metrics.max_rhat_nested
+    assert record.gates["ess"]["limit"] == 1600

@@ -175,7 +175,8 @@ def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_pa
     assert records.migrate(dict(run)) == {
         **run, "schema_version": records.SCHEMA_VERSION, "kind": "run", "precision": "float64",
         "chain_method": "parallel", "front_end": "pystan", "study": "", "sizes": None,
-        "metrics": {"ess_per_s": 2.0, "posterior_sd": {}, "posterior_mcse_sd": {}}, "threads_per_chain": 1,
+        "metrics": {"ess_per_s": 2.0, "posterior_sd": {}, "posterior_mcse_sd": {}, "superchains": 0,
+                    "max_rhat_nested": None}, "threads_per_chain": 1,
         "cores": None}
     with pytest.warns(UserWarning, match="line 1, not a run record"):  # too few fields for a RunRecord
         [kept] = records.read_measurements(path)
@@ -201,9 +202,18 @@ def test_schema_3_runs_had_one_thread_per_chain_and_unrecorded_cores():
 def test_schema_4_runs_recorded_no_posterior_sd():
     """The reference gate checks sds only where the run recorded them: never a KeyError on an older record."""
     run = records.migrate({"schema_version": 4, "kind": "run", "metrics": {"posterior_mean": {"mu": 1.0}}})
-    assert run["metrics"] == {"posterior_mean": {"mu": 1.0}, "posterior_sd": {}, "posterior_mcse_sd": {}}
+    assert run["metrics"] == {"posterior_mean": {"mu": 1.0}, "posterior_sd": {}, "posterior_mcse_sd": {},
+                              "superchains": 0, "max_rhat_nested": None}
     failed = records.migrate({"schema_version": 4, "kind": "run", "metrics": None})  # a crashed run: no metrics
     assert failed["metrics"] is None and failed["schema_version"] == records.SCHEMA_VERSION
+
+
+def test_schema_5_runs_started_no_superchains():
+    """Every run before schema 6 started each chain apart: no superchains and no nested R-hat, so the gates of a
+    re-read record judge it by R-hat as it ran."""
+    run = records.migrate({"schema_version": 5, "kind": "run", "metrics": {"max_rhat": 1.0}})
+    assert run["metrics"] == {"max_rhat": 1.0, "superchains": 0, "max_rhat_nested": None}
+    assert records.migrate({"schema_version": 5, "kind": "run", "metrics": None})["metrics"] is None
 
 
 def test_every_committed_record_reads_in_the_current_schema():

@@ -47,7 +47,7 @@ def gates_for(draws, reference, divergent=0, data_hash=None, model_id=MODEL_ID):
                           SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
     metrics = summarise(result, [p.name for p in models.get(model_id).parameters])
     applied, why = references.applicable(model_id, "tiny", (), data_hash or reference["header"]["data_hash"])
-    return validity.evaluate(metrics, CHAINS * DRAWS, applied, why)
+    return validity.evaluate(metrics, CHAINS, DRAWS, applied, why)
 
 
 def test_draws_from_the_reference_distribution_pass(reference):
@@ -118,9 +118,49 @@ def test_every_gate_fails_on_a_non_finite_diagnostic(reference, field, value):
     metrics = summarise(SampleResult(draws_like(reference), Timings(1.0, 1.0, 1.0, 2.0, "test"),
                                      SamplerStats(np.full((CHAINS, DRAWS), 7), np.zeros((CHAINS, DRAWS), bool)), {}),
                         ["mu", "tau", "theta_tilde"])
-    assert validity.evaluate(metrics, CHAINS * DRAWS, None, "no reference")["valid"]
-    gates = validity.evaluate(replace(metrics, **{field: value}), CHAINS * DRAWS, None, "no reference")
+    assert validity.evaluate(metrics, CHAINS, DRAWS, None, "no reference")["valid"]
+    gates = validity.evaluate(replace(metrics, **{field: value}), CHAINS, DRAWS, None, "no reference")
     assert not gates["valid"] and gates["failed_gates"] == ["rhat" if field == "max_rhat" else "ess"]
+
+
+def test_ess_below_100_per_chain_fails(reference):
+    """Vehtari et al. 2021: at least 100 bulk and tail ESS per chain (400 for 4 chains), the threshold recorded.
+    Independent draws pass; the same number of draws with each value repeated 20 times (ESS ~ 4000 / 20) fail."""
+    draws = draws_like(reference)
+    gates = gates_for(draws, reference)
+    assert gates["gates"]["ess"]["limit"] == 400 and gates["gates"]["ess"]["passed"]
+    sticky = {name: np.repeat(x[:, : DRAWS // 20], 20, axis=1) for name, x in draws.items()}  # ESS ~ 4000 / 20
+    gates = gates_for(sticky, reference)
+    assert not gates["gates"]["ess"]["passed"] and "ess" in gates["failed_gates"]
+    assert gates["gates"]["ess"]["min_ess_bulk"] < 400
+
+
+def superchain_metrics(superchain_shift: float, seed: int = 0):
+    """64 short chains (100 draws) in 16 superchains of 4; superchain k's draws shifted by k * superchain_shift:
+    chains that did not forget their shared start."""
+    rng = np.random.default_rng(seed)
+    chains, draws = 64, 100
+    ids = [chain // 4 for chain in range(chains)]
+    x = rng.normal(size=(chains, draws)) + superchain_shift * np.asarray(ids)[:, None]
+    result = SampleResult({"x": x}, Timings(1.0, 1.0, 1.0, 2.0, "test"),
+                          SamplerStats(np.full((chains, draws), 7), np.zeros((chains, draws), bool)), {})
+    return summarise(result, ["x"], ids)
+
+
+def test_many_short_chains_are_judged_by_nested_rhat():
+    """Margossian et al. 2024: 64 chains of 100 draws in 16 superchains pass on nested R-hat, with the layout in the
+    gate and ESS asked per superchain (1,600, not 6,400); superchains stuck apart fail it."""
+    metrics = superchain_metrics(0.0)
+    assert metrics.superchains == 16 and metrics.max_rhat_nested < 1.01
+    gates = validity.evaluate(metrics, 64, 100, None, "no reference")
+    assert gates["valid"], gates["failed_gates"]
+    assert gates["gates"]["rhat"] | {"max_rhat_nested": None, "max_rhat": None} == {
+        "statistic": "nested R-hat", "max_rhat_nested": None, "max_rhat": None, "superchains": 16,
+        "chains_per_superchain": 4, "limit": validity.RHAT_MAX, "passed": True}
+    assert gates["gates"]["ess"]["limit"] == 16 * validity.ESS_PER_CHAIN
+    stuck = superchain_metrics(0.03)  # superchain means 0, 0.03, ..., 0.45 sd: not forgotten
+    assert stuck.max_rhat_nested > validity.RHAT_MAX
+    assert validity.evaluate(stuck, 64, 100, None, "no reference")["failed_gates"] == ["rhat"]
 
 
 def test_a_crashed_run_is_invalid():

@@ -11,20 +11,35 @@ from runner.config import RunConfig
 
 
 def add_parser(verbs) -> None:
+    from runner.references import MAX_BATCHES, TARGET_MCSE
+
     parser = verbs.add_parser(
-        "reference", help="make reference posteriors (long Stan runs) for the validity gates",
-        description="Run the Stan engine long on a model's data (fixed seeds) and write "
-        "references/<id>.<size>.json: mean, sd, MCSE, ESS and R-hat per scalar parameter, with a header "
-        "recording the command, seeds, engine, versions and data hash. Refuses to write an unconverged "
-        "reference (R-hat > 1.01). Runs' posterior means are checked against these files.")
+        "reference", help="make reference posteriors (long runs) for the validity gates",
+        description="Sample a model's data (fixed seeds) in batches of chains until every parameter's MCSE of mean "
+        "and sd is at most --target-mcse posterior sds and R-hat <= 1.01, then write "
+        "references/<id>.<size>.json: mean, sd, 5/50/95 % quantiles with their MCSEs, ESS and R-hat per scalar "
+        "parameter, with a header recording the command, engine, batches, seeds, versions and data hash. Writes "
+        "nothing when --max-batches are not enough. Runs' posterior means and sds are checked against these files.")
     parser.add_argument("models", nargs="+", metavar="ID", help="posterior IDs, or 'all'")
     parser.add_argument("--size", default="default", help="size preset (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=1, help="data seed, as for `run` (default: %(default)s)")
-    parser.add_argument("--chains", type=int, default=8, help="chains (default: %(default)s)")
+    parser.add_argument("--engine", default="stan", choices=REFERENCE_ENGINES,
+                        help="the CPU engine that samples it: any whose runs pass the gates on the model (the "
+                        "density test proves the pair targets one posterior); the fastest for a long reference "
+                        "(default: %(default)s)")
+    parser.add_argument("--chains", type=int, default=8, help="chains per batch (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=1000, help="warmup iterations per chain (default: %(default)s)")
-    parser.add_argument("--draws", type=int, default=5000, help="draws per chain (default: %(default)s)")
+    parser.add_argument("--draws", type=int, default=2500, help="draws per chain (default: %(default)s)")
+    parser.add_argument("--target-mcse", type=float, default=TARGET_MCSE,
+                        help="stop when every MCSE of mean and sd is at most this many posterior sds "
+                        "(default: %(default)s, an ESS of about 10,000)")
+    parser.add_argument("--max-batches", type=int, default=MAX_BATCHES,
+                        help="give up (writing nothing) after this many batches (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=None, help="folder (default: references/ in the checkout)")
     parser.set_defaults(handler=main)
+
+
+REFERENCE_ENGINES = ("stan", "numpyro")
 
 
 def main(args) -> int:
@@ -38,14 +53,19 @@ def main(args) -> int:
             raise UsageError(f"{spec.id} is checked against an external ground truth (its spec's ground_truth), "
                              "never a reference of ours")
     specs = [spec for spec in specs if not spec.ground_truth]
-    if min(args.chains, args.warmup, args.draws) < 1:
-        raise UsageError("--chains, --warmup and --draws must be positive")
+    if min(args.chains, args.warmup, args.draws, args.max_batches) < 1:
+        raise UsageError("--chains, --warmup, --draws and --max-batches must be positive")
+    if not 0 < args.target_mcse < 1:
+        raise UsageError(f"--target-mcse must be between 0 and 1 posterior sd, got {args.target_mcse}")
     config = RunConfig(size=args.size, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed)
     folder = args.out or references.REFERENCES_DIR
     for spec in specs:
         command = shlex.join(["stanjax", "reference", spec.id, "--size", args.size, "--seed", str(args.seed),
-                              "--chains", str(args.chains), "--warmup", str(args.warmup), "--draws", str(args.draws)])
+                              "--engine", args.engine, "--chains", str(args.chains), "--warmup", str(args.warmup),
+                              "--draws", str(args.draws), "--target-mcse", str(args.target_mcse),
+                              "--max-batches", str(args.max_batches)])
         print(f"reference: {spec.id} ({args.size}) ...", flush=True)
-        file = references.write(references.generate(spec, config, command), folder)
-        print(f"reference: wrote {file}")
+        reference = references.generate(spec, config, command, args.engine, args.target_mcse, args.max_batches,
+                                        progress=lambda line: print(line, flush=True))
+        print(f"reference: wrote {references.write(reference, folder)}")
     return 0

@@ -16,7 +16,8 @@ import models
 from models import UsageError
 from runner import records
 from runner.campaign import interrupted, run_campaign
-from runner.config import CHAIN_METHODS, DEVICES, Job, Placement, RunConfig, RunKey, campaign_entropy
+from runner.config import (CHAIN_METHODS, DEVICES, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey,
+                           campaign_entropy)
 from runner.engines import ENGINE_NAMES, JAX, STAN, entry
 from runner.paths import cache_dir
 from runner.suites import SUITES
@@ -140,6 +141,9 @@ def plan(args) -> list[Job]:
     device = args.device or suite.get("device", "cpu")
     placements = {engine: placement(engine, device, args.x64, args.chain_method, settings["chains"])
                   for engine in engines}
+    if settings["chains"] >= MANY_CHAINS and settings["chains"] % SUPERCHAINS:
+        raise UsageError(f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
+                         f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}")
     front_ends = {engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto")
                   for engine in engines}
     for spec in specs:  # unknown size, a generator's size validation or non-finite data: refuse before anything runs

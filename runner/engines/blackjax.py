@@ -21,7 +21,7 @@ import jax_models
 from models import ModelSpec
 from runner.config import Placement, RunConfig
 from runner.engines import SampleResult, SamplerStats, Timings
-from runner.engines.jax_setup import CompileClock, device_info, start_jax
+from runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
 
 CHEES_TARGET_ACCEPT = 0.651  # ChEES's default: the optimal acceptance rate for HMC
 CHEES_LEARNING_RATE = 0.025  # Adam on log step size and log trajectory length, as in BlackJAX's examples
@@ -44,11 +44,8 @@ class BlackJAXEngine:
         if placement.chain_method != "vectorized":
             raise ValueError("BlackJAX engines run the chains as one vectorised batch")
         jax = start_jax(placement, config.chains)
-        from numpyro.infer.util import initialize_model
-
         key_init, key_warmup, key_sample = jax.random.split(jax.random.PRNGKey(seed), 3)
-        init, potential_fn, postprocess_fn, _ = initialize_model(
-            jax.random.split(key_init, config.chains), handle["model"], model_kwargs=data, dynamic_args=False)
+        init_z, potential_fn, postprocess_fn = initial_points(jax, handle["model"], data, config, key_init)
         traces = {"warmup": 0, "sampling": 0}
 
         def logdensity(position):
@@ -59,10 +56,10 @@ class BlackJAXEngine:
 
         clock = CompileClock()  # here only for its persistent-cache counts
         start = time.perf_counter()
-        warmup_compiled = jax.jit(warmup).lower(key_warmup, init.z).compile()
+        warmup_compiled = jax.jit(warmup).lower(key_warmup, init_z).compile()
         compile_s = time.perf_counter() - start
         start = time.perf_counter()
-        states, parameters, warmup_steps = jax.block_until_ready(warmup_compiled(key_warmup, init.z))
+        states, parameters, warmup_steps = jax.block_until_ready(warmup_compiled(key_warmup, init_z))
         warmup_s = time.perf_counter() - start
 
         start = time.perf_counter()
@@ -88,7 +85,8 @@ class BlackJAXEngine:
             step_size=[float(s) for s in np.broadcast_to(np.asarray(parameters["step_size"]), (config.chains,))],
         )
         info = {"blackjax": metadata.version("blackjax"), "jaxlib": metadata.version("jaxlib"),
-                "algorithm": self.algorithm, "traces": dict(traces), **device_info(jax, placement, config.chains)}
+                "algorithm": self.algorithm, "traces": dict(traces), "superchains": config.superchains,
+                **device_info(jax, placement, config.chains)}
         return SampleResult(draws, timings, stats, info)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from runner.config import Placement
+from runner.config import Placement, RunConfig
 from runner.paths import cache_dir
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda"}
@@ -97,3 +97,17 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "cpu_threads": len(os.sched_getaffinity(0)),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "OpenBLAS's default"),
     }
+
+
+def initial_points(jax, model, data: dict, config: RunConfig, rng_key):
+    """NumPyro's unconstrained initial points (uniform(-2, 2), as Stan's) for every chain, with the model's
+    potential and constraining functions. The chains of a superchain (``config.superchain_ids``) share one point,
+    as nested R-hat requires; without superchains each chain draws its own."""
+    from numpyro.infer.util import initialize_model
+
+    ids = config.superchain_ids()
+    init, potential_fn, postprocess_fn, _ = initialize_model(
+        jax.random.split(rng_key, config.superchains or config.chains), model, model_kwargs=data,
+        dynamic_args=False)
+    points = init.z if ids is None else jax.tree.map(lambda starts: starts[jax.numpy.asarray(ids)], init.z)
+    return points, potential_fn, postprocess_fn
