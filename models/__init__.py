@@ -4,15 +4,20 @@ Each ``models/<id>.py`` defines ``SPEC``: a :class:`ModelSpec` naming the parame
 terms of the data block's sizes), the size presets and a seeded ``generate(seed, **sizes) -> dict`` whose keys
 are exactly the Stan data block. The Stan program is ``stan/<model>.stan`` and the NumPyro model is
 ``jax_models/<model>.py``, where ``<model>`` is the part of the ID after the hyphen.
+
+A user's folder laid out the same way (``stanjax run --model-dir``) joins the registry through
+``STANJAX_MODEL_DIRS``, which the worker processes inherit.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import decimal
 import hashlib
 import importlib.util
 import operator
+import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +33,9 @@ JAX_MODELS_DIR = ROOT / "jax_models"
 # tiny: CI smoke tests; small: the quick suite (seconds per run); default: the real comparison; large: the
 # published benchmark sizes.
 SIZE_NAMES = ("tiny", "small", "default", "large")
+# Users' model folders (os.pathsep-separated), each laid out like this repository: models/<id>.py,
+# stan/<model>.stan, jax_models/<model>.py. An environment variable, so the worker processes see them too.
+MODEL_DIRS_ENV = "STANJAX_MODEL_DIRS"
 
 
 class UsageError(ValueError):
@@ -107,6 +115,9 @@ class ModelSpec:
     # An external ground truth: size preset -> a reference (the shape of references/*.json, see models/gym.py)
     # or None. Where given, the reference gate compares with it, never with a reference of our own.
     ground_truth: Callable[[str], dict | None] | None = None
+    # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
+    # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
+    home: Path | None = None
 
     @property
     def data_name(self) -> str:
@@ -117,19 +128,23 @@ class ModelSpec:
         return self.id.split("-", 1)[1]
 
     @property
+    def stan_dir(self) -> Path:
+        return STAN_DIR if self.home is None else self.home / "stan"
+
+    @property
     def stan_file(self) -> Path:
-        return STAN_DIR / f"{self.model_name}.stan"
+        return self.stan_dir / f"{self.model_name}.stan"
 
     @property
     def stan_threaded_file(self) -> Path | None:
         """The program's within-chain parallel variant (``reduce_sum`` over the likelihood, ``grainsize`` the last
         data entry), where the model has one: what a Stan expert runs with more than one thread per chain."""
-        path = STAN_DIR / "threaded" / f"{self.model_name}.stan"
+        path = self.stan_dir / "threaded" / f"{self.model_name}.stan"
         return path if path.exists() else None
 
     @property
     def jax_file(self) -> Path:
-        return JAX_MODELS_DIR / f"{self.model_name}.py"
+        return (JAX_MODELS_DIR if self.home is None else self.home / "jax_models") / f"{self.model_name}.py"
 
     def size_kwargs(self, size: str, resize=()) -> dict[str, int]:
         """The preset's sizes, with ``resize`` pairs overriding entries (studies vary one size)."""
@@ -171,8 +186,52 @@ def _load_spec(path: Path) -> ModelSpec:
 
 @cache
 def registry() -> dict[str, ModelSpec]:
-    """All model specs, by ID, in file-name order."""
-    return {p.stem: _load_spec(p) for p in sorted(MODELS_DIR.glob("*-*.py"))}
+    """All model specs, by ID, in file-name order: this repository's, then each model folder's."""
+    specs = {p.stem: _load_spec(p) for p in sorted(MODELS_DIR.glob("*-*.py"))}
+    for folder in model_dirs():
+        specs |= _folder_specs(folder, specs)
+    return specs
+
+
+def model_dirs() -> list[Path]:
+    return [Path(p) for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p]
+
+
+def add_model_dir(folder: Path) -> list[str]:
+    """Take a user's model folder into the registry, in this process and the workers it starts; its IDs."""
+    folder = Path(folder).resolve()
+    if not (folder / "models").is_dir():
+        raise UsageError(f"model folder {folder} has no models/ folder (a model folder holds models/<id>.py, "
+                         "stan/<model>.stan and jax_models/<model>.py, as this repository does)")
+    if folder not in model_dirs():
+        os.environ[MODEL_DIRS_ENV] = os.pathsep.join(map(str, [*model_dirs(), folder]))
+        registry.cache_clear()
+    return [spec.id for spec in registry().values() if spec.home == folder]
+
+
+def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+    """A model folder's specs, their files checked; its NumPyro models importable as ``jax_models.<model>``
+    (the folder joins the package's path, so every engine loads them as it loads this repository's)."""
+    import jax_models
+
+    homes = {spec.model_name: spec.jax_file for spec in taken.values()}
+    homes |= {p.stem: p for p in JAX_MODELS_DIR.glob("*.py")}
+    found = {}
+    for path in sorted((folder / "models").glob("*-*.py")):
+        spec = dataclasses.replace(_load_spec(path), home=folder)
+        if spec.id in taken:
+            raise SpecError(f"model spec {path}: {spec.id} is already a model (from {taken[spec.id].stan_dir.parent})")
+        if homes.get(spec.model_name, spec.jax_file) != spec.jax_file:
+            raise SpecError(f"model spec {path}: the model name '{spec.model_name}' is taken by "
+                            f"{homes[spec.model_name]}: rename the model")
+        for needed in (spec.stan_file, spec.jax_file):
+            if not needed.exists():
+                raise SpecError(f"model spec {path}: {needed} is missing")
+        found[spec.id] = spec
+        homes[spec.model_name] = spec.jax_file
+    if str(folder / "jax_models") not in jax_models.__path__:
+        jax_models.__path__.append(str(folder / "jax_models"))
+    return found
 
 
 def get(model_id: str) -> ModelSpec:

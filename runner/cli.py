@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import compare, compile, history, nightly, reference, report, run, study
+from runner.commands import check, compare, compile, history, nightly, reference, report, run, study
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, study, report, compare, nightly, history, reference, compile):
+    for module in (run, check, study, report, compare, nightly, history, reference, compile):
         module.add_parser(verbs)
     return parser
 
@@ -29,8 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except UsageError as err:
-        print(f"stanjax {args.verb}: error: {err}", file=sys.stderr)
+    except UsageError as err:  # one line per problem (the static checks may find several)
+        for line in str(err).splitlines():
+            print(f"stanjax {args.verb}: error: {line}", file=sys.stderr)
         return 2
 
 

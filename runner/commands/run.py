@@ -14,7 +14,7 @@ from pathlib import Path
 
 import models
 from models import UsageError
-from runner import records
+from runner import records, static_checks
 from runner.campaign import interrupted, run_campaign
 from runner.config import (CHAIN_METHODS, DEVICES, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey,
                            campaign_entropy)
@@ -47,7 +47,12 @@ DESCRIPTION = ("Run each (model, engine, repeat) in its own process and append o
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="quick", help=f"named settings: {', '.join(SUITES)} (default: %(default)s)")
-    parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's)")
+    parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's, "
+                        "or --model-dir's)")
+    parser.add_argument("--model-dir", type=Path, metavar="DIR",
+                        help="a folder of your own models laid out like this repository's (models/<id>.py, "
+                        "stan/<model>.stan, jax_models/<model>.py): they join the models, and are the ones run "
+                        "unless --models says otherwise")
     parser.add_argument("--engines", nargs="+", metavar="NAME", help=f"from {', '.join(ENGINE_NAMES)}")
     parser.add_argument("--size", help=f"data size preset: {', '.join(models.SIZE_NAMES)}")
     parser.add_argument("--chains", type=int, help="chains per run")
@@ -131,7 +136,8 @@ def plan(args) -> list[Job]:
     threads = check_threads(args.threads_per_chain, cores, settings["chains"])
     cache_dir()  # an uncreatable STANJAX_CACHE: one line now, not a traceback inside a worker
     sizes = [args.size] if args.size else suite["sizes"]
-    model_ids = _names(args.models) or suite["models"]
+    own = models.add_model_dir(args.model_dir) if args.model_dir else []
+    model_ids = _names(args.models) or own or suite["models"]
     if model_ids in (["all"], "all"):
         model_ids = list(models.registry())
     specs = [models.get(model_id) for model_id in model_ids]
@@ -146,14 +152,11 @@ def plan(args) -> list[Job]:
                          f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}")
     front_ends = {engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto")
                   for engine in engines}
-    for spec in specs:  # unknown size, a generator's size validation or non-finite data: refuse before anything runs
+    # Refused before anything runs: an unknown size, sizes a generator refuses, non-finite data, a Stan program stanc
+    # rejects, a pair whose data or parameters disagree (runner.static_checks).
+    for spec in specs:
         for size in sizes:
-            spec.data(size, args.seed)
-    if any(entry(engine).family == STAN for engine in engines):
-        from runner.engines.stan import check_program
-
-        for spec in specs:
-            check_program(spec)
+            static_checks.require(spec, spec.data(size, args.seed))
     configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
                          draws=settings["draws"], seed=args.seed) for size in sizes]
     entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do

@@ -1,0 +1,501 @@
+"""``stanjax check``: are a Stan program and a NumPyro model the same posterior, and which one samples it faster?
+
+Three stages, each run only when the one before passed, so a mistake surfaces at the cheapest stage that can see it:
+
+1. static checks (:mod:`runner.static_checks`): data keys, types and shapes, parameter names, shapes and
+   constraints, read from the programs, no compile; one line per problem, exit 2;
+2. the density check (:mod:`runner.density`) at points from NumPyro's prior: log densities differ by one constant
+   and gradients agree. When they do not, each parameter is moved alone from one prior point to another: a term that
+   differs changes the offset only through the parameters it involves, so the parameters that move it are named;
+   exit 1;
+3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
+   judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
+   agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
+   the other engine's run as the reference); exit 1 when a run fails or they disagree.
+
+Then a table in the terminal and ``OUT/check.html``; the runs' records are appended to ``OUT/results.jsonl``.
+A pair of files (``MODEL.stan MODEL.py --data DATA.json``) is first laid out under ``OUT/model`` as a model folder
+(the layout ``--model-dir`` reads, its one size preset ``given``) and checked as a model of the zoo is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import models
+from models import ModelSpec, UsageError
+from reports.stats import interval, resampled_ratios
+from runner import density, static_checks, validity
+from runner.campaign import interrupted, run_campaign
+from runner.commands import run
+from runner.engines.stan import check_program
+
+GIVEN = "given"  # the size preset of a pair checked on a data file
+STAGES = ("static", "density", "run")
+
+DESCRIPTION = """\
+Check that a Stan program and a NumPyro model define the same posterior on your data, then compare their speed.
+
+  static   data keys, types and shapes against the Stan data block and the NumPyro function's signature;
+           NumPyro's sample sites against the Stan parameters (names, shapes, constraints). Read from the
+           programs (stanc's syntax tree, one abstract trace of the model): nothing compiles. Exit 2 on a problem.
+  density  at --points draws from NumPyro's prior, Stan's and NumPyro's log densities must differ by one
+           constant and their gradients agree; a failure names the parameters the difference moves with. Exit 1.
+  run      a short run of bundled Stan and NumPyro on the CPU, --repeats times each: R-hat, ESS and divergence
+           gates on every run, the two engines' posterior means and sds within 5 combined MCSEs, then ESS/s
+           (NumPyro / Stan, with a 90 % bootstrap interval over repeats), ESS per 1000 gradients and ms per
+           gradient on each side. Exit 1 when a run fails a gate or the engines disagree.
+
+Writes OUT/check.html and appends the runs' records to OUT/results.jsonl."""
+
+EPILOG = """\
+examples:
+  stanjax check examples/poisson/stan/poisson_regression.stan \\
+                examples/poisson/jax_models/poisson_regression.py --data examples/poisson/counts.json
+  stanjax check eight_schools-eight_schools_noncentered
+  stanjax check counts_synth-poisson_regression --model-dir examples/poisson --size small"""
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("check", help="check that a Stan program and a NumPyro model are the same posterior, "
+                              "and compare their speed", description=DESCRIPTION, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("target", nargs="+", metavar="ID | MODEL.stan MODEL.py",
+                        help="a posterior ID (this repository's, or --model-dir's), or a Stan program and a NumPyro "
+                        "file whose function is named as the file, with --data")
+    parser.add_argument("--data", type=Path, metavar="DATA.json",
+                        help="the data of a MODEL.stan MODEL.py pair: Stan's JSON format, keys = the data block")
+    parser.add_argument("--model-dir", type=Path, metavar="DIR",
+                        help="a folder of models laid out like this repository (models/<id>.py, "
+                        "stan/<model>.stan, jax_models/<model>.py), whose IDs the target may name")
+    parser.add_argument("--size", default="tiny", help="size preset of a posterior ID (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=1, help="data seed; prior points and sampler seeds follow "
+                        "from it (default: %(default)s)")
+    parser.add_argument("--points", type=int, default=5, help="prior points of the density check (default: "
+                        "%(default)s)")
+    parser.add_argument("--chains", type=int, default=4, help="chains per run (default: %(default)s)")
+    parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain (default: %(default)s)")
+    parser.add_argument("--draws", type=int, default=1000, help="draws per chain (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3, help="independent runs per engine: the speed ratio's "
+                        "interval comes from them (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before one run is stopped "
+                        "(default: %(default)s)")
+    parser.add_argument("--stop-after", choices=STAGES, default="run", help="the last stage to run "
+                        "(default: %(default)s)")
+    parser.add_argument("--out", type=Path, help="folder for check.html, the runs' records and logs, and a pair's "
+                        "model folder (default: out/check/<posterior id>)")
+    parser.set_defaults(handler=main)
+
+
+# --- what to check -------------------------------------------------------------------------------------------------
+
+def target(args) -> tuple[ModelSpec, str]:
+    """The spec to check and its size preset; a pair of files is laid out as a model folder first."""
+    if args.model_dir:
+        models.add_model_dir(args.model_dir)
+    if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
+        if args.data:
+            raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
+        return models.get(args.target[0]), args.size
+    if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
+        raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
+    stan_file, numpyro_file = map(Path, args.target)
+    if args.data is None:
+        raise UsageError("MODEL.stan MODEL.py needs --data DATA.json (Stan's JSON format)")
+    for path in (stan_file, numpyro_file, args.data):
+        if not path.is_file():
+            raise UsageError(f"no such file: {path}")
+    spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
+    return lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model"), GIVEN
+
+
+def out_dir(args, spec_id: str) -> Path:
+    return args.out or Path("out/check") / spec_id
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text.replace("-", "_"))
+
+
+def read_json_data(path: Path) -> dict:
+    """Stan's JSON data format as the generators give data: lists as NumPy arrays (ints int64, else float64)."""
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path} is not JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} holds no JSON object of data entries")
+    return {key: np.asarray(value) if isinstance(value, list) else value for key, value in data.items()}
+
+
+SPEC_TEMPLATE = '''"""Written by `stanjax check`: {stan} and {numpyro} on {data}, laid out as a model folder."""
+
+from pathlib import Path
+
+from models import ModelSpec, Parameter
+from runner.commands.check import read_json_data
+
+
+def generate(seed: int) -> dict:
+    """The data file as given (the seed is unused)."""
+    return read_json_data(Path(__file__).with_suffix(".json"))
+
+
+SPEC = ModelSpec(
+    id={id!r},
+    description={description!r},
+    parameters=({parameters}),
+    sizes={{{given!r}: {{}}}},
+    generate=generate,
+)
+'''
+
+
+def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path) -> ModelSpec:
+    """The pair as a model folder (models/<id>.py and .json, stan/, jax_models/), its parameters (names and shapes
+    on the data) read from the Stan program; the spec, from the registry."""
+    data = read_json_data(data_file)
+    if folder.exists():
+        shutil.rmtree(folder)
+    for sub in ("models", "stan", "jax_models"):
+        (folder / sub).mkdir(parents=True)
+    model_name = spec_id.split("-", 1)[1]
+    shutil.copyfile(stan_file, folder / "stan" / f"{model_name}.stan")
+    shutil.copyfile(numpyro_file, folder / "jax_models" / f"{model_name}.py")
+    shutil.copyfile(data_file, folder / "models" / f"{spec_id}.json")
+    provisional = ModelSpec(spec_id, "", (), {GIVEN: {}}, lambda seed: data, home=folder.resolve())
+    check_program(provisional)  # stanc's own message for a program that does not compile
+    program = static_checks.read_program(provisional.stan_file)
+    env = program.environment(data)
+    parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
+    (folder / "models" / f"{spec_id}.py").write_text(SPEC_TEMPLATE.format(
+        stan=stan_file, numpyro=numpyro_file, data=data_file, id=spec_id, given=GIVEN,
+        description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
+        parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters)))
+    models.add_model_dir(folder)
+    return models.get(spec_id)
+
+
+def declared_shape(parameter: static_checks.Declaration, env: dict, stan_file: Path) -> tuple:
+    """The shape on the data; where it is not known on them (a size the data lack), the sizes as Stan writes them,
+    so that the static checks say what is missing."""
+    shape = parameter.shape(env)
+    if shape is not None:
+        return shape
+    try:
+        return tuple(static_checks.text(size) for size in parameter.sizes())
+    except static_checks.Unknown as err:
+        raise UsageError(f"{stan_file.name}: parameter '{parameter.name}' has a type `stanjax check` does not "
+                         f"compare: {err}") from None
+
+
+# --- the density check, and where it fails -------------------------------------------------------------------------
+
+@dataclass
+class DensityVerdict:
+    ok: bool
+    line: str
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Building the Stan model (the first time, a C++ compile) writes pystan's progress and the compiler's messages
+    to this process's stdout and stderr: both file descriptors go to a temporary file meanwhile, so the terminal
+    shows the verdict (a failed build raises, saying why)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                yield
+        finally:
+            log.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> DensityVerdict:
+    points = density.prior_points(spec, data, n_points, seed)
+    try:
+        with _quiet():
+            result = density.check(spec, data, points)
+    except (RuntimeError, ValueError) as err:  # Stan refuses a prior point (outside its constraints), or its data
+        return DensityVerdict(False, f"Stan could not build the model or evaluate NumPyro's prior points: "
+                              f"{static_checks.first_line(err)}")
+    gradients = ("gradients not compared (the transforms differ)" if result.max_gradient_error is None else
+                 f"gradients agree to {result.max_gradient_error:.1e}")
+    if result.ok:
+        return DensityVerdict(True, f"{n_points} prior points: log densities differ by one constant (spread "
+                              f"{result.max_offset_spread:.1e}), {gradients}")
+    suspects, still = suspect_parameters(spec, data, points)
+    if result.max_offset_spread <= density.RELATIVE_TOLERANCE:
+        what = f"log densities differ by one constant, but gradients differ by {result.max_gradient_error:.2g}"
+    else:
+        what = (f"log densities do not differ by one constant (spread {result.max_offset_spread:.2g} of |log "
+                f"density|, tolerance {density.RELATIVE_TOLERANCE:.0e})")
+    if suspects:
+        moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects)
+        blame = (f"the difference moves with {moved}" + (f", not with {', '.join(still)}" if still else "") +
+                 ": compare the priors and likelihood terms that use " +
+                 ("it" if len(suspects) == 1 else "them"))
+    else:
+        blame = "no single parameter moves the difference alone: compare the terms that combine parameters"
+    return DensityVerdict(False, f"{what}; {blame}")
+
+
+def suspect_parameters(spec: ModelSpec, data: dict, points: list[dict]) -> tuple[list[tuple[str, float]], list[str]]:
+    """Each parameter moved alone from the first prior point to each other point's value: how far the offset
+    between Stan's and NumPyro's log densities moves (relative to |log density|, as the check measures it). The
+    parameters that move it, most first; and those that do not."""
+    with _quiet():
+        model = density.stan_model(spec, data)
+
+    def offset(point: dict) -> tuple[float, float]:
+        stan_lp = density.stan_side(spec, model, point)[0]
+        return stan_lp - density.numpyro_side(spec, data, point)[0], stan_lp
+
+    base, base_lp = offset(points[0])
+    scale = max(1.0, abs(base_lp))
+    scores = {}
+    for parameter in spec.parameters:
+        moved = []
+        for other in points[1:3]:
+            try:
+                moved.append(offset({**points[0], parameter.name: other[parameter.name]})[0])
+            except (RuntimeError, ValueError):  # Stan refuses the mixed point (a constraint between parameters)
+                continue
+        scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0) / scale
+    suspects = sorted(((name, s) for name, s in scores.items() if not s <= density.RELATIVE_TOLERANCE),
+                      key=lambda item: -item[1])
+    return suspects, [name for name, s in scores.items() if s <= density.RELATIVE_TOLERANCE]
+
+
+# --- the short run -------------------------------------------------------------------------------------------------
+
+def as_reference(metrics) -> dict:
+    """A run's means and sds with their MCSEs, in the shape of a reference posterior (for the reference gate)."""
+    return {"parameters": {name: {"mean": metrics.posterior_mean[name], "mcse_mean": metrics.posterior_mcse[name],
+                                  "sd": metrics.posterior_sd[name], "mcse_sd": metrics.posterior_mcse_sd[name]}
+                           for name in metrics.posterior_mean}}
+
+
+def agreement(records: list) -> list[dict]:
+    """Per repeat with both engines' runs complete: the reference gate of the Stan run against the NumPyro run."""
+    by_repeat: dict[int, dict] = {}
+    for record in records:
+        if record.status == "ok":
+            by_repeat.setdefault(record.repeat, {})[record.engine] = record
+    return [{"repeat": repeat, **validity.reference_gate(pair["stan"].metrics, as_reference(pair["numpyro"].metrics),
+                                                         "the NumPyro run of the same repeat")}
+            for repeat, pair in sorted(by_repeat.items()) if len(pair) == 2]
+
+
+def speed_ratio(records: list) -> tuple | None:
+    """NumPyro's over Stan's ESS/s, valid runs only: the ratio of medians and its bootstrap interval (the report's;
+    with one run on a side, that side's noise is missing, so no interval)."""
+    side = {engine: [r.metrics.ess_per_s for r in records if r.engine == engine and r.status == "ok" and r.valid]
+            for engine in ("numpyro", "stan")}
+    if not side["numpyro"] or not side["stan"]:
+        return None
+    ratio = float(np.median(side["numpyro"]) / np.median(side["stan"]))
+    if min(map(len, side.values())) < 2:
+        return ratio, None, None
+    return ratio, *interval(resampled_ratios(side["numpyro"], side["stan"], np.random.default_rng(0)))
+
+
+def engine_rows(records: list) -> list[dict]:
+    """Per engine: runs valid of runs, medians of the rates, the worst diagnostics, the gates that failed."""
+    rows = []
+    for engine, label in (("stan", "Stan"), ("numpyro", "NumPyro")):
+        mine = [r for r in records if r.engine == engine]
+        done = [r for r in mine if r.status == "ok"]
+
+        def median(key):
+            return float(np.median([getattr(r.metrics, key) for r in done])) if done else float("nan")
+
+        rows.append({
+            "engine": label, "runs": len(mine), "valid": sum(r.valid for r in mine),
+            "ess_per_s": median("ess_per_s"), "ess_per_1000_gradients": median("ess_per_1000_gradients"),
+            "ms_per_gradient": median("ms_per_gradient"), "min_ess_bulk": median("min_ess_bulk"),
+            "max_rhat": max((r.metrics.max_rhat for r in done), default=float("nan")),
+            "divergences": sum(r.metrics.divergences for r in done),
+            "compile_s": max((r.timings.compile_s for r in done), default=float("nan")),
+            "failed": sorted({gate for r in mine for gate in r.failed_gates} |
+                             {f"{r.status} (log: {r.log})" for r in mine if r.status != "ok"})})
+    return rows
+
+
+# --- output --------------------------------------------------------------------------------------------------------
+
+HTML = jinja2.Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>stanjax check: {{ spec.id }}</title>
+<style>
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; } td, th { padding: .3rem .7rem; border-bottom: 1px solid #ddd; }
+th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.pass { color: #17692b; font-weight: 600; } .fail { color: #b00020; font-weight: 600; } code { font-size: 90%; }
+</style></head><body>
+<h1>stanjax check: <code>{{ spec.id }}</code></h1>
+<p>{{ spec.description.rstrip('.') }}. Stan: <code>{{ spec.stan_file }}</code>;
+NumPyro: <code>{{ spec.jax_file }}</code>; size <code>{{ size }}</code>, data seed {{ seed }}. Verdict:
+<span class="{{ 'pass' if passed else 'fail' }}">{{ 'PASS' if passed else 'FAIL' }}</span>.</p>
+<table><tr><th>stage</th><th>verdict</th><th>what was found</th><th>seconds</th></tr>
+{% for stage in stages %}<tr><td>{{ stage.name }}</td>
+<td class="{{ 'pass' if stage.ok else 'fail' }}">{{ 'ok' if stage.ok else 'FAIL' }}</td>
+<td>{{ stage.line }}{% for note in stage.notes %}<br>note: {{ note }}{% endfor %}</td>
+<td class="n">{{ '%.1f' % stage.seconds }}</td></tr>{% endfor %}</table>
+{% if rows %}
+<h2>Short run</h2>
+<p>{{ settings }}. Rates are medians over the runs; ESS is the minimum bulk ESS over parameters.</p>
+<table><tr><th>engine</th><th>valid runs</th><th>ESS/s</th><th>ESS / 1000 gradients</th><th>ms / gradient</th>
+<th>min bulk ESS</th><th>max R-hat</th><th>divergences</th><th>compile s</th><th>failed</th></tr>
+{% for r in rows %}<tr><td>{{ r.engine }}</td><td class="n">{{ r.valid }} / {{ r.runs }}</td>
+<td class="n">{{ figure(r.ess_per_s) }}</td><td class="n">{{ figure(r.ess_per_1000_gradients) }}</td>
+<td class="n">{{ figure(r.ms_per_gradient) }}</td><td class="n">{{ '%.0f' % r.min_ess_bulk }}</td>
+<td class="n">{{ '%.3f' % r.max_rhat }}</td><td class="n">{{ r.divergences }}</td>
+<td class="n">{{ '%.1f' % r.compile_s }}</td><td>{{ r.failed | join(', ') }}</td></tr>{% endfor %}</table>
+<p>Speed: {{ speed }}.</p>
+<p>Engines agree: {{ agrees }}.</p>
+{% endif %}
+<p><small>Made by <code>{{ command }}</code>; records in <code>{{ records }}</code>.</small></p>
+</body></html>
+""")
+
+
+def speed_text(speed: tuple | None) -> str:
+    if speed is None:
+        return "no ratio: an engine has no valid run"
+    ratio, low, high = speed
+    spread = "one valid run on a side: no interval" if low is None else f"90 % interval {low:.3g} to {high:.3g}"
+    return f"NumPyro / Stan ESS/s {ratio:.3g} ({spread})"
+
+
+def agreement_text(pairs: list[dict]) -> str:
+    if not pairs:
+        return "not compared: no repeat completed on both engines"
+    worst = max(pairs, key=lambda p: p["max_z"])
+    sd = max((p.get("max_z_sd", 0.0) for p in pairs), default=0.0)
+    verdict = "yes" if all(p["passed"] for p in pairs) else "NO"
+    return (f"{verdict}: largest |z| {worst['max_z']:.2g} for means ({worst['worst_parameter']}), {sd:.2g} for sds, "
+            f"limit {validity.K_REFERENCE:g} (per repeat, Stan's run against NumPyro's)")
+
+
+def show(console: Console, stage: dict) -> None:
+    mark = "[green]ok[/green]" if stage["ok"] else "[red]FAIL[/red]"
+    console.print(f"  {stage['name']:<8} {mark}  {stage['line']} [dim]({stage['seconds']:.1f} s)[/dim]",
+                  highlight=False, soft_wrap=True)
+    for note in stage["notes"]:
+        console.print(f"           note: {note}", highlight=False, soft_wrap=True)
+
+
+def table(rows: list[dict]) -> Table:
+    out = Table(box=None, pad_edge=False)
+    for column in ("engine", "valid", "ESS/s", "ESS/1k grad", "ms/grad", "min ESS", "max R-hat", "diverg.",
+                   "compile s"):
+        out.add_column(column, justify="left" if column == "engine" else "right")
+    for r in rows:
+        out.add_row(r["engine"], f"{r['valid']}/{r['runs']}", figure(r["ess_per_s"]),
+                    figure(r["ess_per_1000_gradients"]), figure(r["ms_per_gradient"]), f"{r['min_ess_bulk']:.0f}",
+                    f"{r['max_rhat']:.3f}", str(r["divergences"]), f"{r['compile_s']:.1f}")
+    return out
+
+
+def figure(value: float) -> str:
+    """Three significant digits, without an exponent from 0.001 up."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+# --- the verb ------------------------------------------------------------------------------------------------------
+
+def main(args) -> int:
+    if not 2 <= args.points <= 100:
+        raise UsageError(f"--points must be between 2 and 100, got {args.points}")
+    console = Console(highlight=False)
+    start = time.perf_counter()
+    spec, size = target(args)
+    out = out_dir(args, spec.id)
+    data = spec.data(size, args.seed)
+    findings = static_checks.require(spec, data)  # problems: one line each, exit 2
+    console.print(f"stanjax check [bold]{spec.id}[/bold] (size {size}, seed {args.seed})")
+    shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
+    stages = [{"name": "static", "ok": True, "seconds": time.perf_counter() - start, "notes": findings.notes,
+               "line": f"data {', '.join(data) or 'none'}; parameters {shapes}"}]
+    report = {"spec": spec, "size": size, "seed": args.seed, "stages": stages, "rows": [],
+              "records": out / "results.jsonl", "command": command(args)}
+    show(console, stages[-1])
+    if args.stop_after == "static":
+        return _finish(console, out, report, True)
+
+    began = time.perf_counter()
+    verdict = density_stage(spec, data, args.points, args.seed)
+    stages.append({"name": "density", "ok": verdict.ok, "line": verdict.line, "notes": [],
+                   "seconds": time.perf_counter() - began})
+    show(console, stages[-1])
+    if not verdict.ok or args.stop_after == "density":
+        return _finish(console, out, report, verdict.ok)
+
+    began = time.perf_counter()
+    argv = ["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", "--stan", "bundled",
+            "--size", size, "--chains", str(args.chains), "--warmup", str(args.warmup), "--draws", str(args.draws),
+            "--repeats", str(args.repeats), "--seed", str(args.seed), "--timeout", str(args.timeout),
+            "--out", str(out)]
+    jobs = run.plan(run.parse(argv))
+    out.mkdir(parents=True, exist_ok=True)
+    written: list = []
+    try:
+        run_campaign(jobs, out, args.timeout, written)
+    except KeyboardInterrupt as stop:
+        return interrupted(stop, written, jobs, out)
+    rows, pairs = engine_rows(written), agreement(written)
+    passed = all(r.status == "ok" and r.valid for r in written) and bool(pairs) and all(p["passed"] for p in pairs)
+    settings = (f"{args.chains} chains x ({args.warmup} warmup + {args.draws} draws), {args.repeats} "
+                f"repeat{'s' if args.repeats > 1 else ''} per engine, bundled Stan and NumPyro on the CPU")
+    stages.append({"name": "run", "ok": passed, "notes": [], "seconds": time.perf_counter() - began,
+                   "line": settings})
+    show(console, stages[-1])
+    console.print(table(rows))
+    for row in rows:
+        if row["failed"]:
+            console.print(f"  {row['engine']} failed: {', '.join(row['failed'])}", highlight=False, soft_wrap=True)
+    speed, agrees = speed_text(speed_ratio(written)), agreement_text(pairs)
+    console.print(f"  speed          {speed}\n  engines agree  {agrees}", highlight=False, soft_wrap=True)
+    report |= {"rows": rows, "settings": settings, "speed": speed, "agrees": agrees}
+    return _finish(console, out, report, passed)
+
+
+def command(args) -> str:
+    """The check as a command line (what the page was made by)."""
+    options = [("--data", args.data), ("--model-dir", args.model_dir), ("--size", args.size if args.data is None
+                                                                         else None), ("--seed", args.seed)]
+    return shlex.join(["stanjax", "check", *args.target,
+                       *(str(part) for option, value in options if value is not None for part in (option, value))])
+
+
+def _finish(console: Console, out: Path, report: dict, passed: bool) -> int:
+    """The HTML page; exit 0 when every stage run passed, else 1."""
+    out.mkdir(parents=True, exist_ok=True)
+    page = out / "check.html"
+    page.write_text(HTML.render(passed=passed, figure=figure, **report))
+    console.print(f"{'PASS' if passed else 'FAIL'}: {page}", highlight=False, soft_wrap=True)
+    return 0 if passed else 1

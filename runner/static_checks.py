@@ -1,0 +1,540 @@
+"""Static checks of a Stan/NumPyro pair on its data: what can be compared before anything compiles or samples.
+
+A pair whose data, parameter names, shapes or constraints disagree cannot target one posterior, and finding that
+out by sampling costs a compile and a run and ends in a record's error field. Here the Stan program is read through
+stanc (bundled with httpstan: its syntax tree, ``--debug-ast``, a fraction of a second, no C++ compile) and the
+NumPyro model is traced once on the data (its sample sites, their shapes and supports); then:
+
+- data: the keys against the Stan data block and the NumPyro function's signature; each entry's type, shape and
+  bounds against its declaration;
+- parameters: NumPyro's latent sample sites against the Stan parameters (names, shapes, constraints), and a spec's
+  declared parameters against the program's, in declaration order (the layout the density check relies on);
+- transforms: a constraint both sides share but map to the unconstrained space differently (Stan's ILR simplex,
+  NumPyro's stick-breaking) is a note, not a problem: the density check then compares log densities only.
+
+Every problem is one line. ``stanjax check`` and every ``stanjax run`` stop on any, with exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import inspect
+import operator
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import jax_models
+from models import ModelSpec, UsageError
+from runner.engines.stan import check_program
+
+
+class StaticCheckError(UsageError):
+    """The problems a pair's static checks found, one line each."""
+
+
+# --- the Stan side: stanc's syntax tree --------------------------------------------------------------------------
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()]+')
+
+
+def _sexp(text: str) -> list:
+    """stanc's ``--debug-ast`` output (an OCaml s-expression) as nested lists of strings."""
+    stack: list[list] = [[]]
+    for token in _TOKEN.findall(text):
+        if token == "(":
+            stack.append([])
+        elif token == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(token)
+    return stack[0][0]
+
+
+def _field(record: list, key: str) -> list:
+    """The value(s) after ``key`` in a record of (key value ...) lists."""
+    return next(item[1:] for item in record if isinstance(item, list) and item and item[0] == key)
+
+
+def _expr(node: list) -> list | str:
+    return _field(node, "expr")[0]
+
+
+def _name(identifier: list) -> str:
+    return _field(identifier, "name")[0]
+
+
+class Unknown(Exception):
+    """An expression whose value is not known before the program runs (a parameter, an unsupported function)."""
+
+
+_OPERATORS = {"Plus": "+", "Minus": "-", "Times": "*", "Divide": "/", "IntDivide": "%/%", "Modulo": "%"}
+_ARITHMETIC = {"Plus": operator.add, "Minus": operator.sub, "Times": operator.mul, "Divide": operator.truediv}
+# Functions of data a size or bound may use, evaluated here on the data's arrays.
+_FUNCTIONS = {"size": lambda v: np.shape(v)[0], "num_elements": np.size, "rows": lambda v: np.shape(v)[0],
+              "cols": lambda v: np.shape(v)[1], "max": np.max, "min": np.min, "sum": np.sum}
+
+
+def evaluate(node: list, env: dict):
+    """The value of a stanc expression node over ``env`` (data, evaluated transformed data); Unknown otherwise."""
+    e = _expr(node)
+    head = e if isinstance(e, str) else e[0]
+    if head == "IntNumeral":
+        return int(e[1])
+    if head == "RealNumeral":
+        return float(e[1])
+    if head == "Variable":
+        if _name(e[1]) not in env:
+            raise Unknown(_name(e[1]))
+        return env[_name(e[1])]
+    if head == "Paren":
+        return evaluate(e[1], env)
+    if head == "PrefixOp" and e[1] == "PMinus":
+        return -evaluate(e[2], env)
+    if head == "FunApp" and _name(e[2]) in _FUNCTIONS and len(e[3]) == 1:
+        return _FUNCTIONS[_name(e[2])](np.asarray(evaluate(e[3][0], env))).item()
+    if head == "BinOp" and e[2] in _OPERATORS:
+        a, b = evaluate(e[1], env), evaluate(e[3], env)
+        if e[2] in ("IntDivide", "Modulo") or (e[2] == "Divide" and _integral(a) and _integral(b)):
+            quotient = int(a / b)  # Stan's integer division truncates towards zero
+            return quotient if e[2] != "Modulo" else a - b * quotient
+        return _ARITHMETIC[e[2]](a, b)
+    raise Unknown(text(node))
+
+
+def _integral(value) -> bool:
+    return np.issubdtype(np.asarray(value).dtype, np.integer)
+
+
+def text(node: list) -> str:
+    """A stanc expression node written back as Stan (the forms sizes and bounds use; others as '...')."""
+    e = _expr(node)
+    head = e if isinstance(e, str) else e[0]
+    if head in ("IntNumeral", "RealNumeral"):
+        return e[1]
+    if head == "Variable":
+        return _name(e[1])
+    if head == "Paren":
+        return f"({text(e[1])})"
+    if head == "PrefixOp" and e[1] == "PMinus":
+        return f"-{text(e[2])}"
+    if head == "FunApp":
+        return f"{_name(e[2])}({', '.join(text(arg) for arg in e[3])})"
+    if head == "BinOp" and e[2] in _OPERATORS:
+        return f"{text(e[1])} {_OPERATORS[e[2]]} {text(e[3])}"
+    return "..."
+
+
+# Stan's constrained types: stanc's transformation -> the type's name (its unconstraining transform).
+_NAMED_TYPES = {"Simplex": "simplex", "Ordered": "ordered", "PositiveOrdered": "positive_ordered",
+                "UnitVector": "unit_vector", "SumToZero": "sum_to_zero", "CholeskyCorr": "cholesky_factor_corr",
+                "CholeskyCov": "cholesky_factor_cov", "Correlation": "corr_matrix", "Covariance": "cov_matrix",
+                "StochasticColumn": "column_stochastic_matrix", "StochasticRow": "row_stochastic_matrix"}
+# Constraints whose unconstraining transform Stan and NumPyro share (exp and logistic maps for bounds, the same
+# cumulative-exp map for ordered vectors); every other is not known to agree, so gradients cannot be compared.
+SAME_TRANSFORM = ("real", "lower", "upper", "interval", "ordered")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A variable of a Stan block as stanc parsed it: sized type and constraint (stanc syntax trees)."""
+
+    name: str
+    sized_type: Any
+    transformation: Any
+
+    def sizes(self) -> list:
+        """The size expressions, outermost first (``array[N] vector[K]`` -> N, K)."""
+        t = self.sized_type
+        if isinstance(t, str):
+            return []
+        if t[0] == "SArray":
+            return [t[2], *Declaration(self.name, t[1], self.transformation).sizes()]
+        if t[0] in ("SVector", "SRowVector", "SMatrix"):
+            return list(t[2:])
+        raise Unknown(f"{t[0]} (tuples and complex types are not compared)")
+
+    def shape(self, env: dict) -> tuple[int, ...] | None:
+        """The shape on this data; None where a size is not known before the program runs."""
+        try:
+            return tuple(int(evaluate(size, env)) for size in self.sizes())
+        except Unknown:
+            return None
+
+    def is_int(self) -> bool:
+        t = self.sized_type
+        while isinstance(t, list) and t[0] == "SArray":
+            t = t[1]
+        return t == "SInt"
+
+    def constraint(self, env: dict) -> tuple:
+        """(kind, bounds...): "real", "lower", "upper", "interval" (bounds evaluated, None where unknown) or a
+        constrained type's name; with offset/multiplier "real" marked ``affine`` (its own unconstraining map)."""
+        t = self.transformation
+        if isinstance(t, str):
+            return ("real",) if t == "Identity" else (_NAMED_TYPES.get(t, t),)
+        kinds = {"Lower": "lower", "Upper": "upper", "LowerUpper": "interval"}
+        if t[0] in kinds:
+            return (kinds[t[0]], *(_maybe(evaluate, bound, env) for bound in t[1:]))
+        if t[0] in ("Offset", "Multiplier", "OffsetMultiplier"):
+            return ("real", "affine")
+        return (t[0],)
+
+    def text(self) -> str:
+        """The declaration as Stan writes it, near enough for a message: ``vector<lower=0>[J]``."""
+        t, dims = self.sized_type, []
+        while isinstance(t, list) and t[0] == "SArray":
+            dims.append(text(t[2]))
+            t = t[1]
+        base = t if isinstance(t, str) else t[0]
+        name = {"SInt": "int", "SReal": "real", "SVector": "vector", "SRowVector": "row_vector",
+                "SMatrix": "matrix"}.get(base, base)
+        transformation, bounds = self.transformation, ""
+        if isinstance(transformation, str) and transformation in _NAMED_TYPES:
+            name = _NAMED_TYPES[transformation]
+        elif isinstance(transformation, list):
+            labels = {"Lower": ["lower"], "Upper": ["upper"], "LowerUpper": ["lower", "upper"], "Offset": ["offset"],
+                      "Multiplier": ["multiplier"], "OffsetMultiplier": ["offset", "multiplier"]}
+            bounds = "<" + ", ".join(f"{label}={text(node)}" for label, node in
+                                     zip(labels.get(transformation[0], []), transformation[1:])) + ">"
+        sizes = f"[{', '.join(text(size) for size in t[2:])}]" if isinstance(t, list) else ""
+        inner = f"{name}{bounds}{sizes}"
+        return f"array[{', '.join(dims)}] {inner}" if dims else inner
+
+
+def _maybe(function, *args):
+    try:
+        return function(*args)
+    except Unknown:
+        return None
+
+
+@dataclass(frozen=True)
+class StanProgram:
+    """The declarations of a Stan program's data, transformed data and parameters blocks."""
+
+    data: list[Declaration]
+    transformed_data: dict[str, Any]  # name -> initial value's syntax tree, for variables never reassigned
+    parameters: list[Declaration]
+
+    def environment(self, data: dict) -> dict:
+        """The data, and the transformed data whose values follow from them in the declarations alone."""
+        env = dict(data)
+        for name, initial in self.transformed_data.items():
+            value = _maybe(evaluate, initial, env)
+            if value is not None:
+                env[name] = value
+        return env
+
+
+def _stanc_ast(stan_file: Path) -> list:
+    """stanc's syntax tree of a program (the stanc httpstan bundles; the program has passed stanc already)."""
+    with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as stanc:
+        # --o: stanc would write the C++ beside the program otherwise
+        done = subprocess.run([str(stanc), "--debug-ast", f"--o={os.devnull}", str(stan_file)], capture_output=True,
+                              text=True, timeout=60)
+    if done.returncode != 0:
+        raise UsageError(f"{stan_file.name}: stanc failed: {' '.join(done.stderr.split())}")
+    return _sexp(done.stdout)
+
+
+def _block(ast: list, name: str) -> list:
+    """The statements of a program block (none where the block is absent)."""
+    block = _field(ast, name)[0]
+    return [_field(statement, "stmt")[0] for statement in _field(block[0], "stmts")[0]] if block else []
+
+
+def _declarations(statements: list) -> list[tuple[Declaration, Any]]:
+    """The block's top-level declarations, each with its initial value's syntax tree (None without one)."""
+    found = []
+    for statement in statements:
+        if statement[0] != "VarDecl":
+            continue
+        record = statement[1:]
+        for variable in _field(record, "variables")[0]:
+            initial = _field(variable, "initial_value")[0]
+            found.append((Declaration(_name(_field(variable, "identifier")[0]), _field(record, "decl_type")[0],
+                                      _field(record, "transformation")[0]), initial[0] if initial else None))
+    return found
+
+
+def _assigned(tree) -> set[str]:
+    """Names assigned anywhere in a syntax tree (every lvalue is an ``LVariable``)."""
+    if not isinstance(tree, list):
+        return set()
+    if tree and tree[0] == "LVariable":
+        return {_name(tree[1])}
+    return set().union(*(_assigned(item) for item in tree))
+
+
+def read_program(stan_file: Path) -> StanProgram:
+    ast = _stanc_ast(stan_file)
+    transformed = _block(ast, "transformeddatablock")
+    reassigned = _assigned(transformed)
+    return StanProgram(
+        data=[declaration for declaration, _ in _declarations(_block(ast, "datablock"))],
+        transformed_data={d.name: initial for d, initial in _declarations(transformed)
+                          if initial is not None and d.name not in reassigned},
+        parameters=[declaration for declaration, _ in _declarations(_block(ast, "parametersblock"))])
+
+
+# --- the NumPyro side ----------------------------------------------------------------------------------------------
+
+def _numpyro_constraint(support) -> tuple:
+    """A NumPyro support in the terms of :meth:`Declaration.constraint` (its repr where Stan has no such type)."""
+    from numpyro.distributions import constraints as c
+
+    while isinstance(support, c.independent):
+        support = support.base_constraint
+    kinds = [(type(c.softplus_positive), lambda s: ("lower", s.lower_bound, "softplus")),
+             (type(c.greater_than(0.0)), lambda s: ("lower", s.lower_bound)),
+             (type(c.greater_than_eq(0.0)), lambda s: ("lower", s.lower_bound)),
+             (type(c.less_than(0.0)), lambda s: ("upper", s.upper_bound)),
+             (type(c.interval(0.0, 1.0)), lambda s: ("interval", s.lower_bound, s.upper_bound)),
+             (type(c.real), lambda s: ("real",)), (type(c.ordered_vector), lambda s: ("ordered",)),
+             (type(c.positive_ordered_vector), lambda s: ("positive_ordered",)),
+             (type(c.simplex), lambda s: ("simplex",)), (type(c.sphere), lambda s: ("unit_vector",)),
+             (type(c.zero_sum(1)), lambda s: ("sum_to_zero",)),
+             (type(c.corr_cholesky), lambda s: ("cholesky_factor_corr",)),
+             (type(c.lower_cholesky), lambda s: ("cholesky_factor_cov",)),
+             (type(c.corr_matrix), lambda s: ("corr_matrix",)), (type(c.positive_definite), lambda s: ("cov_matrix",))]
+    return next((kind(support) for cls, kind in kinds if isinstance(support, cls)), (repr(support),))
+
+
+def _constraint_text(constraint: tuple) -> str:
+    kind, *bounds = constraint
+    if kind == "lower":
+        return f"lower={_number(bounds[0])}"
+    if kind == "upper":
+        return f"upper={_number(bounds[0])}"
+    if kind == "interval":
+        return f"lower={_number(bounds[0])}, upper={_number(bounds[1])}"
+    return "unconstrained" if kind == "real" else kind
+
+
+def _number(value) -> str:
+    if value is None:
+        return "?"
+    values = np.unique(np.asarray(value, dtype=float))
+    return f"{values[0]:g}" if values.size == 1 else "(varies)"
+
+
+def _same_constraint(stan: tuple, numpyro: tuple) -> bool:
+    if stan[0] != numpyro[0]:
+        return False
+    return all(a is None or b is None or np.allclose(np.asarray(a, float), np.asarray(b, float))
+               for a, b in zip(stan[1:], numpyro[1:]) if not isinstance(a, str) and not isinstance(b, str))
+
+
+def _jax_on_the_cpu() -> None:
+    """Trace on the CPU where this process has not started JAX yet: a GPU backend started here (the campaign's
+    process) would hold GPU memory its workers need."""
+    fresh = "jaxlib" not in sys.modules
+    import jax
+
+    if fresh:
+        jax.config.update("jax_platforms", "cpu")
+
+
+def shape_text(name: str, shape: tuple | None) -> str:
+    if shape is None:
+        return f"{name}[?]"
+    return f"{name}[{','.join(map(str, shape))}]" if shape else name
+
+
+# --- the checks ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Findings:
+    """What the static checks found: problems (one line each) and notes, and the parameters they compared."""
+
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    parameters: dict[str, tuple[int, ...] | None] = field(default_factory=dict)  # Stan's, declaration order
+
+
+def check(spec: ModelSpec, data: dict) -> Findings:
+    """Compare the spec's Stan program, NumPyro model and data (see the module's docstring)."""
+    check_program(spec)  # stanc's own errors first, one line
+    findings = Findings()
+    stan_name = spec.stan_file.name
+    program = read_program(spec.stan_file)
+    model = _numpyro_model(spec, findings)
+    if model is None:
+        return findings
+    _check_data(program, data, model, stan_name, findings)
+    if findings.problems:  # sites cannot be traced on data that do not fit
+        return findings
+    env = program.environment(data)
+    findings.parameters = {p.name: p.shape(env) for p in program.parameters}
+    sites = _latent_sites(model, data, findings)
+    if sites is None:
+        return findings
+    _check_parameters(program, env, sites, stan_name, findings)
+    _check_spec(spec, program, env, stan_name, findings)
+    return findings
+
+
+def require(spec: ModelSpec, data: dict) -> Findings:
+    """:func:`check`, raising StaticCheckError (one line per problem, each naming the model) on any problem."""
+    findings = check(spec, data)
+    if findings.problems:
+        raise StaticCheckError("\n".join(f"{spec.id}: {problem}" for problem in findings.problems))
+    return findings
+
+
+def _numpyro_model(spec: ModelSpec, findings: Findings):
+    """The NumPyro function, or None with the reason as a problem."""
+    try:
+        return jax_models.load(spec.model_name)
+    except AttributeError:
+        findings.problems.append(f"{spec.jax_file.name} defines no function named '{spec.model_name}' (the "
+                                 "NumPyro model is the function named as its file)")
+    except Exception as err:  # a user's module: whatever it raises, one line
+        findings.problems.append(f"{spec.jax_file.name} does not import: {type(err).__name__}: {first_line(err)}")
+    return None
+
+
+def first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [""])[0]
+
+
+def _check_data(program: StanProgram, data: dict, model, stan_name: str, findings: Findings) -> None:
+    """Data keys against the data block and the NumPyro signature; each entry's type, shape and bounds."""
+    parameters = inspect.signature(model).parameters
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    takes = {name for name, p in parameters.items()
+             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    declared = {d.name: d for d in program.data}
+    function = f"{model.__name__}()" if hasattr(model, "__name__") else "the NumPyro model"
+    for d in program.data:
+        if d.name not in data:
+            also = f", and {function} takes it" if d.name in takes else ""
+            findings.problems.append(f"data has no '{d.name}': {stan_name}'s data block declares "
+                                     f"{d.text()} {d.name}{also}")
+        elif d.name not in takes and not any_keyword:
+            findings.problems.append(f"{function} takes no argument '{d.name}', which the data and {stan_name}'s "
+                                     f"data block have (its arguments: {', '.join(takes) or 'none'})")
+    for key in data:
+        if key not in declared:
+            by = f"{function} takes it" if key in takes else f"nor does {function} take it"
+            findings.problems.append(f"data key '{key}' is not in {stan_name}'s data block "
+                                     f"({', '.join(declared) or 'empty'}); {by}")
+    for name, p in parameters.items():
+        if p.default is inspect.Parameter.empty and name not in data and name not in declared and \
+                p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            findings.problems.append(f"{function} needs argument '{name}', which neither the data nor "
+                                     f"{stan_name}'s data block has")
+    env = dict(data)
+    for d in program.data:
+        if d.name in data:
+            problem = _data_entry_problem(d, np.asarray(data[d.name]), env, stan_name)
+            if problem:
+                findings.problems.append(problem)
+
+
+def _data_entry_problem(d: Declaration, value: np.ndarray, env: dict, stan_name: str) -> str | None:
+    declared = f"{stan_name}'s {d.text()} {d.name}"
+    numeric = np.issubdtype(value.dtype, np.number) or value.dtype == bool
+    if not numeric or (d.is_int() and value.size and not np.issubdtype(value.dtype, np.integer)
+                       and value.dtype != bool):
+        return f"data '{d.name}' holds {value.dtype} values, which do not fit {declared}"
+    expected = d.shape(env)
+    if expected is not None and value.shape != expected and not (value.size == 0 and 0 in expected):
+        return f"data '{d.name}' has shape {value.shape}, but {declared} has shape {expected}"
+    kind, *bounds = d.constraint(env)
+    if kind in ("lower", "interval") and bounds[0] is not None and value.size and np.any(value < bounds[0]):
+        return f"data '{d.name}' holds {value.min():g}, below the lower bound of {declared}"
+    upper = bounds[-1] if kind in ("upper", "interval") else None
+    if upper is not None and value.size and np.any(value > upper):
+        return f"data '{d.name}' holds {value.max():g}, above the upper bound of {declared}"
+    return None
+
+
+def _latent_sites(model, data: dict, findings: Findings) -> dict | None:
+    """Name -> (shape, constraint) of the model's latent sample sites on the data, or None with the reason. The
+    model is traced abstractly (``jax.eval_shape``, data as constants, as NUTS runs it): shapes without computing
+    anything; a bound computed from other sites is not known then (None)."""
+    _jax_on_the_cpu()
+    import jax
+    from numpyro import handlers
+
+    sites = {}
+
+    def trace():
+        for name, site in handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data).items():
+            if site["type"] == "sample" and not site["is_observed"]:
+                constraint = _numpyro_constraint(site["fn"].support)
+                sites[name] = (tuple(site["value"].shape),
+                               tuple(None if isinstance(b, jax.core.Tracer) else b for b in constraint))
+
+    try:
+        jax.eval_shape(trace)
+    except Exception as err:  # a user's model: whatever it raises on the data, one line
+        findings.problems.append(f"the NumPyro model fails on the data: {type(err).__name__}: {first_line(err)}")
+        return None
+    return sites
+
+
+def _check_parameters(program: StanProgram, env: dict, sites: dict, stan_name: str, findings: Findings) -> None:
+    """Sites against parameters: names (both sides listed), shapes, constraints; differing transforms as notes."""
+    stan_list = ", ".join(shape_text(p.name, p.shape(env)) for p in program.parameters) or "none"
+    site_list = ", ".join(shape_text(name, shape) for name, (shape, _) in sites.items()) or "none"
+    sides = f"(Stan parameters: {stan_list}; NumPyro sites: {site_list})"
+    stan_only = [p for p in program.parameters if p.name not in sites]
+    site_only = [name for name in sites if name not in {p.name for p in program.parameters}]
+    for p in stan_only:
+        same_shape = [name for name in site_only if sites[name][0] == p.shape(env)]
+        partner = same_shape[0] if same_shape else (site_only[0] if len(stan_only) == len(site_only) == 1 else None)
+        if partner:
+            site_only.remove(partner)
+            findings.problems.append(
+                f"NumPyro site '{partner}' is not a Stan parameter and Stan parameter '{p.name}' ({p.text()}) has "
+                f"no NumPyro site: name them alike {sides}")
+        else:
+            findings.problems.append(f"Stan parameter '{p.name}' ({p.text()}) has no NumPyro sample site {sides}")
+    for name in site_only:
+        findings.problems.append(f"NumPyro sample site '{name}' is not a Stan parameter {sides}")
+    for p in program.parameters:
+        if p.name not in sites:
+            continue
+        shape, numpyro = sites[p.name]
+        stan_shape = p.shape(env)
+        if stan_shape is not None and stan_shape != shape:
+            findings.problems.append(f"'{p.name}': Stan declares {p.text()}, shape {stan_shape}; the NumPyro site "
+                                     f"has shape {shape}")
+            continue
+        stan = p.constraint(env)
+        if not _same_constraint(stan, numpyro):
+            findings.problems.append(f"'{p.name}': Stan declares {p.text()} ({_constraint_text(stan)}), the NumPyro "
+                                     f"site's support is {_constraint_text(numpyro)}: not the same posterior")
+        elif stan[0] not in SAME_TRANSFORM or "affine" in stan or "softplus" in numpyro:
+            findings.notes.append(f"'{p.name}' ({p.text()}): Stan and NumPyro map it to the unconstrained space "
+                                  "differently, so the density check compares log densities, not gradients")
+
+
+def _check_spec(spec: ModelSpec, program: StanProgram, env: dict, stan_name: str, findings: Findings) -> None:
+    """A spec's parameters are the program's, in declaration order, with the same shapes."""
+    declared, ours = [p.name for p in program.parameters], [p.name for p in spec.parameters]
+    if declared != ours:
+        findings.problems.append(f"SPEC.parameters ({', '.join(ours)}) differ from {stan_name}'s parameters in "
+                                 f"declaration order ({', '.join(declared)})")
+        return
+    for ours_p, stan_p in zip(spec.parameters, program.parameters):
+        try:
+            shape = ours_p.resolve_shape(env)
+        except (KeyError, ValueError):
+            findings.problems.append(f"'{ours_p.name}': its shape {ours_p.shape} cannot be computed from the data "
+                                     "(sizes are data entries and integers with + - * %/%)")
+            continue
+        stan_shape = stan_p.shape(env)
+        if stan_shape is not None and shape != stan_shape:
+            findings.problems.append(f"SPEC.parameters: '{ours_p.name}' has shape {shape}, {stan_name} declares "
+                                     f"{stan_p.text()}: shape {stan_shape}")
