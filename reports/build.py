@@ -5,7 +5,6 @@ raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggr
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import msgspec
 import pandas as pd
 
 import models
-from reports import claims, figures, headline, stats
+from reports import answer, claims, figures, glossary, headline, numbers, stats
 from runner import records, references, validity
 from runner.engines import ENGINES, STAN, family
 from runner.records import RunRecord
@@ -27,21 +26,30 @@ SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if not f.start
 
 
 def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
-    """One row per record: identity, engine setup, sizes, status, timings and metrics; and the cold ESS/s."""
+    """One row per record: identity, engine setup and the resources it had, sizes, status, timings and metrics;
+    and what the report derives from them (cold ESS/s, gradients per second, the share of the run spent
+    sampling)."""
     registry = models.registry()
     rows = []
     for r in all_records:
         metrics, timings, sizes = r.metrics, r.timings, r.sizes or {}
         spec = registry.get(r.model_id)
         n_key = spec.n_key if spec else None  # which size entry is N: a fact of the model; its value: the record's
+        # (a failed run may have recorded no sizes: its N is then the one it was resized to, if any)
+        n_rows = sizes.get(n_key, dict(r.config.resize).get(n_key)) if n_key else None
         rows.append({
             **r.measurement_key()._asdict(),
             "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv
             "engine": r.engine, "family": family(r.engine) or "", "front_end": r.front_end,
             "retired": r.engine in ENGINES and r.front_end in ENGINES[r.engine].retired, "device": r.device,
             "precision": r.precision, "chain_method": r.chain_method,
-            "repeat": r.repeat, "chains": r.config.chains, "draws": r.config.draws,
-            "n_rows": sizes.get(n_key) if n_key else None, "features": sizes.get("D"),
+            "matmul_precision": r.engine_info.get("matmul_precision"),
+            "threads_per_chain": r.threads_per_chain,
+            "cpu_threads": r.engine_info.get("cpu_threads"), "cores_usable": r.provenance.machine.cores_usable,
+            "machine_cores": r.provenance.machine.cores,
+            "repeat": r.repeat, "chains": r.config.chains, "warmup": r.config.warmup, "draws": r.config.draws,
+            "n_rows": n_rows, "features": sizes.get("D"),
+            "sizes_text": ", ".join(f"{name} = {value:,}" for name, value in sorted(sizes.items())),
             "resized": ", ".join(f"{name} = {value:,}" for name, value in r.config.resize),
             "campaign_id": r.campaign_id, "status": r.status,
             "loaded": bool(r.load and r.load.loaded),
@@ -57,6 +65,9 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
         })
     runs = pd.DataFrame(rows)
     runs["ess_per_s_cold"] = cold_ess_per_s(runs)
+    # ESS/s = ESS per gradient × gradients per second while sampling × share of the run spent sampling
+    runs["gradients_per_s"] = 1000 / runs.ms_per_gradient
+    runs["sampling_share"] = runs.sampling_s / runs.sampler_s
     return runs
 
 
@@ -140,31 +151,37 @@ def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.Data
     return sections
 
 
-def study_figures(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
-    """The scaling plots for each study present in the records."""
+def study_figures(runs: pd.DataFrame, measurements: list[dict], colours: dict) -> list[dict]:
+    """The scaling plots for each study present in the records, every run drawn (invalid and failed ones
+    marked)."""
     out = []
-    sized = runs[(runs.study == "data-size") & runs.valid]
+    sized = runs[runs.study == "data-size"]
     for (machine, model_id), group in sized.groupby(["machine", "model_id"], sort=True):
         features = group.features.dropna()
         gpus = group.gpus.iloc[0]
         found = [c for c in claims.crossovers(runs, model_id) if c["machine"] == machine]
-        out.append({"title": f"Data size: {model_id} on {machine}",
+        title = f"Data size: {model_id} on {machine}, {figures.samplers(group.engine.unique())}"
+        out.append({"title": title,
                     "svg": figures.data_size_svg(group, int(features.iloc[0]) + 1 if len(features) else None, gpus,
-                                                 found),
+                                                 found, colours, title),
                     "notes": [f"{c['label']} vs {c['stan_label']}: {c['text']}" for c in found]
                     + ([] if figures.bandwidth(gpus) else ["no memory-bandwidth roofline: the device's bandwidth "
                                                             "is not known (CPU, or a GPU not in the table)"])})
-    chains = runs[(runs.study == "chains") & runs.valid]
+    chains = runs[runs.study == "chains"]
+    for (model_id, size), group in chains.groupby(["model_id", "size"], sort=True):
+        title = f"Chains: {model_id} ({size}), {figures.samplers(group.engine.unique())}: draws/s and ESS/s " \
+            "against the number of chains"
+        out.append({"title": title, "notes": [], "svg": figures.chains_svg(group, colours, title)})
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
-    if len(chains) or rwmh:
-        out.append({"title": "Chains: draws/s and ESS/s against the number of chains", "notes": [],
-                    "svg": figures.chains_svg(chains, rwmh)})
+    if rwmh:
+        out.append({"title": "Chains: random-walk Metropolis on rlouf's 1-D Gaussian mixture, JAX vs NumPy",
+                    "notes": [], "svg": figures.rwmh_svg(rwmh, colours)})
     sharded = [m for m in measurements if m.get("measure") == "sharded_gradient"]
     if sharded:
         out.append({"title": "Devices: sharded log density + gradient", "svg": figures.devices_svg(sharded),
                     "notes": [f"{model_id}, ms per gradient on 1, 2, ... {sharded[0]['backend']} devices: " + ", ".join(
-                        f"{m['devices']}: {m['ms_per_gradient']:.3g}" for m in sharded if m["model_id"] == model_id)
-                        for model_id in sorted({m["model_id"] for m in sharded})]})
+                        f"{m['devices']}: {numbers.number(m['ms_per_gradient'])}" for m in sharded
+                        if m["model_id"] == model_id) for model_id in sorted({m["model_id"] for m in sharded})]})
     return out
 
 
@@ -208,12 +225,6 @@ def provenance_rows(all_records: list[RunRecord]) -> dict:
     }
 
 
-def fmt(value, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:.{digits}g}"
-
-
 def markdown_cell(value):
     """A value as it may stand in a Markdown table: no cell break, no line break (HTML is escaped as well)."""
     return value.replace("|", "\\|").replace("\r", " ").replace("\n", " ") if isinstance(value, str) else value
@@ -225,8 +236,9 @@ def environment(markdown: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=markdown, lstrip_blocks=markdown,
                              finalize=markdown_cell if markdown else None)
-    env.filters["fmt"] = fmt
-    env.filters["times"] = headline.times
+    env.filters["fmt"] = numbers.number
+    env.filters["count"] = numbers.count
+    env.filters["times"] = numbers.times
     return env
 
 
@@ -243,11 +255,13 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return safe
 
 
-def history_figures(history: list[dict]) -> list[dict]:
+def history_figures(history: list[RunRecord], colours: dict) -> list[dict]:
     """Per model and size: median ESS/s and ms per gradient of each engine label, campaign after campaign."""
     frame = tidy(history)
     frame = frame[frame.valid & (frame.study == "")]
-    return [{"title": f"{model_id} ({size})", "svg": figures.history_svg(group)}
+    return [{"title": f"{model_id} ({size})",
+             "svg": figures.history_svg(group, colours, f"History: {model_id} ({size}), "
+                                                        f"{figures.samplers(group.engine.unique())}")}
             for (model_id, size), group in frame.groupby(["model_id", "size"], sort=True)]
 
 
@@ -261,12 +275,24 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
     runs = tidy(all_records)
+    campaign = runs[runs.study == ""]
     summary = summarise(runs)
     comparisons = headline.comparisons(runs)
+    regime_maps = answer.maps(campaign, comparisons)
+    claim_rows = claims.claim_rows(runs, comparisons, regime_maps, measurements)
+    provenance = provenance_rows(all_records)
+    rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
+    colours = figures.palette([*runs.label, *(figures.rwmh_label(m) for m in rwmh),
+                               *(r.label for r in history or [])])
+    stan_side = [c for c in comparisons if headline.is_stan_side(c)]
     context = {
-        "summary": summary, "runs": runs, "comparisons": comparisons,
-        "claims": claims.claim_rows(runs, comparisons, measurements), "tolerance": claims.TOLERANCE,
-        "provenance": provenance_rows(all_records), "stan_front_ends": stan_front_ends(summary, comparisons),
+        "summary": summary, "runs": runs, "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
+        "stan_side": stan_side, "claims": claim_rows, "tolerance": claims.TOLERANCE,
+        "maps": regime_maps, "box": answer.summary(campaign, regime_maps, provenance["machines"]),
+        "why": answer.why(campaign, regime_maps), "factors": answer.FACTORS,
+        "resources": answer.resources(campaign), "resource_columns": answer.RESOURCE_COLUMNS,
+        "glossary": glossary.TERMS, "provenance": provenance,
+        "stan_front_ends": stan_front_ends(summary, comparisons),
         "failed": runs[runs.status != "ok"], "gates": validity,
         "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
         "same_seed": len(as_read) - len(all_records),
@@ -276,15 +302,28 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
     (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in as_read] + measurements,
                                                      indent=1, default=str))
     (out_dir / "summary.json").write_text(json.dumps(
-        {"summary": summary.to_dict(orient="records"), "headline": comparisons}, indent=1,
+        {"summary": summary.to_dict(orient="records"), "headline": comparisons, "claims": claim_rows,
+         "regime_maps": [serialisable_map(m) for m in regime_maps]}, indent=1,
         default=lambda o: asdict(o) if is_dataclass(o) else str(o)))
     (out_dir / "README.md").write_text(environment(markdown=True).get_template("summary.md").render(**context),
                                        encoding="utf-8")
+    bars = figures.ess_bars(runs)
     html = environment(markdown=False).get_template("report.html").render(
-        **context, forests=[figures.forest_svg(c) for c in comparisons],
-        chart=figures.bar_chart_svg(summary[summary.study == ""]) if (summary.study == "").any() else "",
-        models=model_sections(all_records, runs, summary), studies=study_figures(runs, measurements),
-        nightly=nightly, history=history_figures(history) if history else [])
+        **{**context, "comparisons": [{**c, "forest": figures.forest_svg(c)} for c in context["comparisons"]],
+           "stan_side": [{**c, "forest": figures.forest_svg(c)} for c in stan_side]},
+        bars=[{"machine": machine, "size": size, "svg": figures.bar_chart_svg(panel, colours, machine, size)}
+              for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)],
+        models=model_sections(all_records, runs, summary), studies=study_figures(runs, measurements, colours),
+        nightly=nightly, history=history_figures(history, colours) if history else [])
     index = out_dir / "index.html"
     index.write_text(html, encoding="utf-8")
     return index
+
+
+def serialisable_map(regime_map: dict) -> dict:
+    """A regime map for summary.json: the pairing by name, each cell without the comparison entry it points to
+    (that is in "headline")."""
+    return {"pairing": regime_map["pairing"].title, "columns": regime_map["columns"],
+            "groups": [{**g, "rows": [{"model_id": row["model_id"],
+                                       "cells": [{k: v for k, v in c.items() if k != "entry"} for c in row["cells"]]}
+                                      for row in g["rows"]]} for g in regime_map["groups"]]}

@@ -1,11 +1,18 @@
-"""Figures as inline SVG (matplotlib, Agg): the report stays one self-contained file."""
+"""Figures as inline SVG (matplotlib, Agg): the report stays one self-contained file.
+
+Every figure names its model and sampler in a title and labels every axis (``svg`` marks both, so the browser
+test can find them); every engine label keeps one colour across the report (``palette``); log axes carry labelled
+ticks; invalid and failed runs are drawn, marked, never dropped."""
 
 from __future__ import annotations
 
+import html
 import io
 
 import matplotlib
 from matplotlib import ticker
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 
@@ -14,20 +21,38 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
 from runner import records  # noqa: E402
 
-plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
+# Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext.
+plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "text.parse_math": False})
 
 # Peak memory bandwidth (vendor data sheets) of the GPUs whose names nvidia-smi reports; the first match wins.
 GPU_BANDWIDTH = [("H200", 4.8e12), ("H100 PCIe", 2.0e12), ("H100 NVL", 3.9e12), ("H100", 3.35e12),
                  ("A100-SXM4-80GB", 2.04e12), ("A100-PCIE-80GB", 1.94e12), ("A100", 1.56e12)]
 ITEM_BYTES = {"float32": 4, "float64": 8}
+# The sampler each engine runs, for the figures' titles.
+SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
+# tab10, then its light variants: distinct colours for up to 20 labels.
+COLOURS = [plt.get_cmap("tab20").colors[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]
+INVALID_MARKER, FAILED_MARKER = "x", "v"
+MACHINE_MARKERS = "osD^P*"
+
+
+def palette(labels) -> dict[str, tuple]:
+    """One colour per engine label for the whole report (the labels sorted, colours in turn)."""
+    return {label: COLOURS[i % len(COLOURS)] for i, label in enumerate(sorted(set(labels)))}
+
+
+def samplers(engines) -> str:
+    """The samplers of the engines drawn, for a title: "NUTS", "NUTS and ChEES-tuned HMC"."""
+    return " and ".join(sorted({SAMPLERS.get(e, e) for e in engines}))
 
 
 def tick_formatter(suffix: str, minor: bool):
-    """Plain numbers on log axes (10, 200, 0.5; with ``suffix``); minor ticks labelled at 2 and 5 only."""
+    """Plain numbers on log axes (10, 200, 0.5, 1,000; with ``suffix``); minor ticks labelled at 2 and 5 only."""
     def label(value, _):
         if minor and f"{value:.1e}"[0] not in "25":
             return ""
-        return f"{value:g}{suffix}"
+        plain = f"{round(value):,}" if value >= 1 else np.format_float_positional(value, precision=12, trim="-")
+        return f"{plain}{suffix}"
     return ticker.FuncFormatter(label)
 
 
@@ -44,7 +69,7 @@ def log_axes(ax, x: bool = True, y: bool = True, suffix: str = "") -> None:
                                      else ticker.NullFormatter())
 
 
-def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend) -> str:
+def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, title: str) -> str:
     """Finish a figure of two log-log panels sharing an x quantity; the legend on the panel given."""
     for ax, ylabel in zip(fig.axes, (left_label, right_label)):
         log_axes(ax)
@@ -52,41 +77,80 @@ def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend) ->
         ax.set_ylabel(ylabel)
         ax.grid(which="both", alpha=0.3)
     legend.legend(fontsize="x-small")
+    return svg(fig, title)
+
+
+def svg(fig, title: str) -> str:
+    """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
+    marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test."""
+    fig.suptitle(title, fontsize=9.5).set_gid("figure-title")
+    for ax in fig.axes:
+        ax.xaxis.label.set_gid("x-label")
+        ax.yaxis.label.set_gid("y-label")
     fig.tight_layout()
-    return svg(fig)
-
-
-def svg(fig) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg")
     plt.close(fig)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    text = text[text.index("<svg"):]
+    start = text.index(">") + 1
+    return f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}"
 
 
-def bar_chart_svg(summary: pd.DataFrame) -> str:
-    """ESS/s per model and engine label (log scale), median over valid repeats."""
-    pivot = summary[summary.repeats > 0].pivot_table(index="model_id", columns="label", values="ess_per_s")
-    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.6 * len(pivot)))
-    height = 0.8 / max(len(pivot.columns), 1)
-    positions = np.arange(len(pivot))
-    for i, label in enumerate(pivot.columns):
-        ax.barh(positions + i * height, pivot[label].to_numpy(), height=height, label=label)
-    ax.set_yticks(positions + height * (len(pivot.columns) - 1) / 2, pivot.index)
+def ess_bars(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per machine, size, model and engine label of the campaigns: the median ESS/s over its valid runs (NaN
+    where none was valid), and how many runs there were and were valid. What the bar chart draws."""
+    campaign = runs[runs.study == ""]
+    keys = ["machine", "size", "model_id", "label"]
+    medians = campaign[campaign.valid].groupby(keys).ess_per_s.median().rename("ess_per_s")
+    counts = campaign.groupby(keys).agg(runs=("valid", "size"), valid=("valid", "sum"),
+                                        engine_name=("engine", "first"), chains=("chains", "first"))
+    return counts.join(medians).reset_index()
+
+
+def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -> str:
+    """One machine at one size: a bar per model and engine label at its median ESS/s over valid runs (each bar's
+    id holds its value), and "no valid run" where a label ran a model without one (log scale)."""
+    model_ids = sorted(panel.model_id.unique())
+    labels = sorted(panel.label.unique())
+    height = 0.8 / len(labels)
+    fig, ax = plt.subplots(figsize=(8, 1.3 + 0.17 * len(model_ids) * len(labels)))
+    for i, label in enumerate(labels):
+        for row in panel[panel.label == label].itertuples():
+            y = model_ids.index(row.model_id) + i * height
+            if row.valid:
+                bar = ax.barh([y], [row.ess_per_s], height=height, color=colours[label])
+                bar.patches[0].set_gid(f"bar:{row.ess_per_s!r}")
+            else:
+                ax.text(0.005, y, f"{label}: no valid run ({row.runs} run(s))", va="center", fontsize=7,
+                        color=colours[label], transform=ax.get_yaxis_transform())
+    ax.set_yticks(np.arange(len(model_ids)) + height * (len(labels) - 1) / 2, model_ids)
+    ax.set_ylim(len(model_ids) - 0.1, -0.3)
+    if not panel.valid.any():  # nothing to scale the axis by
+        ax.set_xlim(1, 10)
     log_axes(ax, y=False)
-    ax.set_xlabel("ESS/s (min bulk ESS ÷ warmup+sampling wall s; median over valid repeats)")
-    ax.invert_yaxis()
-    ax.legend(loc="lower right", fontsize="small")
+    ax.set_xlabel("ESS/s (min bulk ESS ÷ user s, compile excluded; median over valid runs)")
+    ax.set_ylabel("model")
+    ax.legend(handles=[Patch(color=colours[label], label=label) for label in labels], loc="lower right",
+              fontsize="small")
     ax.grid(axis="x", which="both", alpha=0.3)
-    fig.tight_layout()
-    return svg(fig)
+    chains = "/".join(str(c) for c in sorted(panel.chains.unique()))
+    return svg(fig, f"ESS/s per model and engine on {machine}, size {size} ({samplers(panel.engine_name.unique())}, "
+                    f"{chains} chains)")
+
+
+def decade_limits(values) -> tuple[float, float]:
+    """Log-axis limits at whole decades around ``values`` and 1, at least 0.1–10: labelled ticks on both sides
+    of 1."""
+    values = np.asarray([v for v in values if v > 0 and np.isfinite(v)] + [0.5, 2.0])
+    return 10.0 ** np.floor(np.log10(values.min())), 10.0 ** np.ceil(np.log10(values.max()))
 
 
 def forest_svg(comparison: dict) -> str:
     """Per-model ratio with its 90 % interval, compile excluded (●) and included (□), and the geometric mean."""
     rows = [(m["model_id"], m["warm"], m["cold"]) for m in comparison["models"]]
-    rows.append(("geometric mean", comparison["warm"], comparison["cold"]))
-    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.32 * len(rows)))
+    rows.append((f"geometric mean ({len(comparison['models'])} models)", comparison["warm"], comparison["cold"]))
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(rows)))
     y = np.arange(len(rows))
     for offset, index, marker, name in ((-0.12, 1, "o", "compile excluded"), (0.12, 2, "s", "compile included")):
         points = [(i, row[index]) for i, row in enumerate(rows) if row[index] is not None]
@@ -102,12 +166,14 @@ def forest_svg(comparison: dict) -> str:
     ax.axhline(len(rows) - 1.5, color="grey", lw=0.5, ls=":")
     ax.set_yticks(y, [r[0] for r in rows])
     ax.invert_yaxis()
+    ax.set_xlim(*decade_limits([v for _, w, c in rows for r in (w, c) if r for v in (r.low, r.high)]))
     log_axes(ax, y=False, suffix="×")
     ax.set_xlabel(f"{comparison['numerator']} ESS/s ÷ {comparison['denominator']} ESS/s (90 % bootstrap interval)")
+    ax.set_ylabel("model")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", which="both", alpha=0.3)
-    fig.tight_layout()
-    return svg(fig)
+    return svg(fig, f"{comparison['numerator']} ÷ {comparison['denominator']} in ESS/s per model, "
+                    f"{comparison['machine']}, size {comparison['size']}")
 
 
 def bandwidth(machine_gpus: list[str]) -> float | None:
@@ -117,51 +183,98 @@ def bandwidth(machine_gpus: list[str]) -> float | None:
     return None
 
 
-def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict]) -> str:
-    """One model on one machine: ESS/s vs N (``crossovers``, from :func:`reports.claims.crossovers`, marked) and
-    ms per gradient vs N (with the GPU's memory-bandwidth roofline for a dense design of ``features`` columns,
-    when the GPU is known)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-    medians = group.groupby(["label", "n_rows"]).agg(ess_per_s=("ess_per_s", "median"),
-                                                     ms=("ms_per_gradient", "median"),
-                                                     device=("device", "first"),
-                                                     precision=("precision", "first")).reset_index()
+def mark_invalid_and_failed(axes_columns, runs: pd.DataFrame, x: str, colours: dict) -> list:
+    """Draw each invalid run at its own values (×) and each failed run (no values: a crash or timeout) at its x on
+    the axis' floor (▼), in its label's colour; the legend entries that explain the marks."""
+    invalid = runs[~runs.valid & (runs.status == "ok")]
+    failed = runs[(runs.status != "ok") & runs[x].notna()]
+    for ax, column in axes_columns:
+        for row in invalid.itertuples():
+            ax.plot(getattr(row, x), getattr(row, column), INVALID_MARKER, color=colours[row.label], ms=7, mew=1.5)
+        for row in failed.itertuples():
+            ax.plot(getattr(row, x), 0.02, FAILED_MARKER, color=colours[row.label], ms=7,
+                    transform=ax.get_xaxis_transform(), clip_on=False)
+    return [Line2D([], [], ls="", marker=m, color="grey", label=text) for m, text, frame in (
+        (INVALID_MARKER, "invalid run (failed a gate)", invalid), (FAILED_MARKER, "failed run (crash or timeout)",
+                                                                   failed)) if len(frame)]
+
+
+def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict],
+                  colours: dict, title: str) -> str:
+    """One model on one machine, every run of the study: ESS/s vs N (``crossovers``, from
+    :func:`reports.claims.crossovers`, marked) and ms per gradient vs N (with the GPU's memory-bandwidth roofline
+    for a dense design of ``features`` columns, when the GPU is known); medians of valid runs joined by lines,
+    invalid and failed runs marked."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
+    ok = group[group.valid]
+    medians = ok.groupby(["label", "n_rows"]).agg(ess_per_s=("ess_per_s", "median"),
+                                                  ms=("ms_per_gradient", "median"),
+                                                  device=("device", "first"),
+                                                  precision=("precision", "first")).reset_index()
     for label, line in medians.groupby("label", sort=True):
-        left.plot(line.n_rows, line.ess_per_s, marker="o", label=label)
-        right.plot(line.n_rows, line.ms, marker="o", label=label)
+        left.plot(line.n_rows, line.ess_per_s, marker="o", label=label, color=colours[label])
+        right.plot(line.n_rows, line.ms, marker="o", label=label, color=colours[label])
+    marks = mark_invalid_and_failed(((left, "ess_per_s"), (right, "ms_per_gradient")), group, "n_rows", colours)
     for c in crossovers:
         if c["n"] is not None:
             left.axvline(c["n"], ls="--", lw=0.8, color="grey")
-            left.annotate(f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}", (c["n"], left.get_ylim()[0]),
-                          fontsize=7, xytext=(3, 5), textcoords="offset points")
+            left.annotate(f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}", (c["n"], 0),
+                          xycoords=("data", "axes fraction"), fontsize=7, xytext=(3, 5), textcoords="offset points")
     peak = bandwidth(gpus)
     if features and peak:
         for precision, rows in medians[medians.device == "gpu"].groupby("precision"):
             n = np.geomspace(rows.n_rows.min(), rows.n_rows.max(), 20)
             right.plot(n, 2 * n * features * ITEM_BYTES[precision] / peak * 1e3, ls=":", color="black",
                        label=f"roofline ({precision}: X read twice at {peak / 1e12:g} TB/s)")
-    return log_log_pair(fig, "N (rows / matches)", "ESS/s", "ms per gradient", legend=right)
+    for label in sorted(set(group.label) - set(medians.label)):  # labels with no valid run still get a key
+        right.plot([], [], marker="o", color=colours[label], label=f"{label} (no valid run)")
+    for handle in marks:
+        right.add_line(handle)
+    return log_log_pair(fig, "N (rows / matches)", "ESS/s", "ms per gradient", legend=right, title=title)
 
 
-def chains_svg(runs: pd.DataFrame, rwmh: list[dict]) -> str:
-    """Samples/s and ESS/s against the number of chains: NUTS/ChEES runs and random-walk Metropolis."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-    for (label, machine), line in runs.sort_values("chains").groupby(["label", "machine"], sort=True):
-        left.plot(line.chains, line.chains * line.draws / line.sampling_s, marker="o", label=f"{label} ({machine})")
-        right.plot(line.chains, line.ess_per_s, marker="o", label=f"{label} ({machine})")
-    table = pd.DataFrame([{**m, "line": f"RWMH {m['backend']}-{records.measurement_device(m).upper()} "
-                           f"({records.measurement_machine(m).slug})"} for m in rwmh])
-    if not table.empty:
-        for line_label, line in table.sort_values("chains").groupby("line", sort=True):
-            left.plot(line.chains, line.draws_per_s, marker="s", ls="--", label=line_label)
-            right.plot(line.chains, line.ess_per_s, marker="s", ls="--", label=line_label)
-    return log_log_pair(fig, "chains", "draws/s (all chains)", "ESS/s (min bulk)", legend=left)
+def chains_svg(runs: pd.DataFrame, colours: dict, title: str) -> str:
+    """One model's chains study: draws/s (all chains) and ESS/s against the number of chains, a line per engine
+    label (a marker per machine) through the valid runs, invalid and failed runs marked."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    machines = sorted(runs.machine.unique())
+    runs = runs.assign(draws_per_s=runs.chains * runs.draws / runs.sampling_s)
+    for (label, machine), line in runs[runs.valid].sort_values("chains").groupby(["label", "machine"], sort=True):
+        style = {"marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)], "color": colours[label],
+                 "label": f"{label} ({machine})"}
+        left.plot(line.chains, line.draws_per_s, **style)
+        right.plot(line.chains, line.ess_per_s, **style)
+    marks = mark_invalid_and_failed(((left, "draws_per_s"), (right, "ess_per_s")), runs, "chains", colours)
+    for handle in marks:
+        left.add_line(handle)
+    return log_log_pair(fig, "chains", "draws/s (all chains)", "ESS/s (min bulk)", legend=left, title=title)
+
+
+def rwmh_label(m: dict) -> str:
+    return f"RWMH {'JAX' if m['backend'] == 'jax' else 'NumPy'}-{records.measurement_device(m).upper()}"
+
+
+def rwmh_svg(rwmh: list[dict], colours: dict) -> str:
+    """Random-walk Metropolis in JAX and NumPy: draws/s and ESS/s against the number of chains, a line per
+    backend and device (a marker per machine)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    table = pd.DataFrame([{**m, "line": rwmh_label(m), "machine": records.measurement_machine(m).slug}
+                          for m in rwmh])
+    machines = sorted(table.machine.unique())
+    for (label, machine), line in table.sort_values("chains").groupby(["line", "machine"], sort=True):
+        style = {"marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)], "ls": "--",
+                 "color": colours[label], "label": f"{label} ({machine})"}
+        left.plot(line.chains, line.draws_per_s, **style)
+        right.plot(line.chains, line.ess_per_s, **style)
+    return log_log_pair(fig, "chains", "draws/s (all chains)", "ESS/s (bulk)", legend=left,
+                        title="Chains: random-walk Metropolis on rlouf's 1-D four-component Gaussian mixture, "
+                              "JAX vs NumPy")
 
 
 def devices_svg(rows: list[dict]) -> str:
     """Speed-up of the sharded log density + gradient against the number of devices, with the ideal line."""
     table = pd.DataFrame(rows)
-    fig, ax = plt.subplots(figsize=(5, 3.4))
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for model_id, line in table.sort_values("devices").groupby("model_id", sort=True):
         base = line[line.devices == line.devices.min()].ms_per_gradient.iloc[0]
         ax.plot(line.devices, base / line.ms_per_gradient, marker="o", label=model_id)
@@ -172,27 +285,26 @@ def devices_svg(rows: list[dict]) -> str:
     ax.set_ylabel("speed-up over 1 device")
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    return svg(fig)
+    return svg(fig, "Devices: sharded log density + gradient, speed-up against devices")
 
 
-def history_svg(group: pd.DataFrame) -> str:
+def history_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
     """One model over a history: median ESS/s and ms per gradient per campaign, a line per engine label."""
     medians = group.groupby(["label", "campaign_id"]).agg(
         created=("created", "min"), ess_per_s=("ess_per_s", "median"), ms=("ms_per_gradient", "median"),
     ).reset_index().sort_values("created")
     order = {c: i for i, c in enumerate(sorted(set(medians.campaign_id), key=dict(zip(medians.campaign_id,
                                                                                           medians.created)).get))}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 2.8))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     for label, line in medians.groupby("label", sort=True):
         x = [order[c] for c in line.campaign_id]
-        left.plot(x, line.ess_per_s, marker="o", label=label)
-        right.plot(x, line.ms, marker="o", label=label)
+        left.plot(x, line.ess_per_s, marker="o", label=label, color=colours[label])
+        right.plot(x, line.ms, marker="o", label=label, color=colours[label])
     for ax, ylabel in ((left, "ESS/s (median)"), (right, "ms per gradient (median)")):
         log_axes(ax, x=False)
         ax.set_xticks(range(len(order)), [c[:15] for c in order], rotation=30, ha="right", fontsize=7)
+        ax.set_xlabel("campaign")
         ax.set_ylabel(ylabel)
         ax.grid(which="both", alpha=0.3)
     left.legend(fontsize="x-small")
-    fig.tight_layout()
-    return svg(fig)
+    return svg(fig, title)

@@ -19,11 +19,14 @@ SEED = 20241
 
 @dataclass(frozen=True)
 class Ratio:
-    """A ratio of medians with its bootstrap interval; ``low == high == value`` when both sides had 1 repeat."""
+    """A ratio of medians with its bootstrap interval; ``low == high == value`` when both sides had 1 repeat.
+    ``fewest``: the fewest repeats on either side (over models, for a geometric mean): with one repeat on a side
+    that side's noise is missing from the interval, so the ratio is no evidence for or against a claim."""
 
     value: float
     low: float
     high: float
+    fewest: int
 
 
 def resampled_ratios(numerator, denominator, rng: np.random.Generator, samples: int = BOOTSTRAP_SAMPLES):
@@ -50,7 +53,8 @@ def ratios_with_geomean(pairs: list[tuple[list[float], list[float]]], seed: int 
         value = float(np.median(numerator) / np.median(denominator))
         draws = resampled_ratios(numerator, denominator, rng)
         replicates.append(draws)
-        per_model.append(Ratio(value, *interval(draws)))
+        per_model.append(Ratio(value, *interval(draws), fewest=min(len(numerator), len(denominator))))
     log_mean = np.mean(np.log([r.value for r in per_model]))
     geomean_draws = np.exp(np.mean(np.log(np.vstack(replicates)), axis=0))
-    return per_model, Ratio(float(np.exp(log_mean)), *interval(geomean_draws))
+    return per_model, Ratio(float(np.exp(log_mean)), *interval(geomean_draws),
+                            fewest=min(r.fewest for r in per_model))

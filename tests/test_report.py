@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 from reports import stats
 from reports.build import build
-from reports.headline import times
+from reports.numbers import number, times
 from runner import records
 from runner.engines import label as engine_label
 
@@ -44,9 +44,14 @@ def report(tmp_path_factory):
     return build(results, out).read_text(), out
 
 
+def section(html: str, name: str) -> str:
+    start = html.index(f'<section id="{name}"')
+    return html[start:html.index("</section>", start)]
+
+
 def test_report_is_self_contained(report):
     html, out = report
-    assert html.count("<svg") >= 5  # forest plot, bar chart, three study figures: all inline
+    assert html.count("<svg") >= 5  # forest plot, bar chart, study figures: all inline
     assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", html)  # url(#id): an SVG clip path
     for name in ("runs.csv", "summary.json", "records.json", "README.md"):
         assert (out / name).exists() and f'href="{name}"' in html
@@ -77,9 +82,9 @@ def invalid_runs(model_id: str, label: str) -> int:
 
 def test_every_headline_number_is_recomputed_from_the_records(report):
     html, _ = report
-    block = html[html.index('<section id="headline">'):html.index("</section>")]
-    comparisons = re.findall(r'<div class="comparison" data-numerator="([^"]+)" data-denominator="([^"]+)" '
-                             r'data-machine="([^"]+)">(.*?)</div>', block, re.S)
+    block = section(html, "headline")
+    comparisons = re.findall(r'<article class="comparison" data-numerator="([^"]+)" data-denominator="([^"]+)" '
+                             r'data-machine="([^"]+)">(.*?)</article>', block, re.S)
     assert comparisons
     checked = 0
     for numerator, denominator, machine, body in comparisons:
@@ -110,7 +115,8 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
             assert text == (str(want) if isinstance(want, int) else times(want))
             checked += 1
         # No other number in the block: strip the checked numbers, figures, labels and names, and no digit is left.
-        rest = re.sub(r"<figure>.*?</figure>|<data[^>]*>[^<]*</data>|<[^>]+>", " ", body, flags=re.S)
+        rest = re.sub(r"<figure>.*?</figure>|<data[^>]*>[^<]*</data>|<code>[^<]*</code>|<[^>]+>", " ", body,
+                      flags=re.S)
         sizes = re.findall(r'<td class="text">(\w+)</td>', body) + re.findall(r"size (\w+)</span>", body)
         for name in [numerator, denominator, machine, *model_ids, *sizes, f"{round(stats.LEVEL * 100)} %"]:
             rest = rest.replace(name, " ")
@@ -133,30 +139,43 @@ def test_invalid_runs_are_shown_and_left_out_of_ratios(tmp_path, fixture_records
     out = tmp_path / "r"
     html = build(write(tmp_path, recs), out).read_text()
     assert "no: rhat" in html
-    headline = html[html.index('<section id="headline">'):html.index("</section>")]
-    assert "<code>eight_schools-eight_schools_noncentered</code>" not in headline  # no valid Stan run: no ratio
-    assert "<code>covtype_synth-logistic_regression</code>" in headline
+    headline = section(html, "headline")
+    # no valid Stan run: no ratio row, and the mean names it as left out, with why
+    assert '<td class="text"><code>eight_schools-eight_schools_noncentered</code>' not in headline
+    assert '<td class="text"><code>covtype_synth-logistic_regression</code>' in headline
+    assert "<code>eight_schools-eight_schools_noncentered</code> (no valid Stan-CPU run)" in headline
     summary = json.loads((out / "summary.json").read_text())["summary"]
     row = next(s for s in summary if s["model_id"].startswith("eight_schools") and s["label"] == "Stan-CPU")
     assert row["invalid"] == len(stan_runs) and row["repeats"] == 0
 
 
+def claim_rows(html: str) -> list[tuple[str, str, str]]:
+    """(anchor, source, verdict) of every row of the claims table."""
+    return re.findall(r'<tr id="claim-([^"]+)"><td class="text">(.*?)</td>.*?<td class="text verdict-[^"]*">(.*?)</td>'
+                      r'</tr>', section(html, "claims"), re.S)
+
+
 def test_claims_say_what_was_measured_and_why_not(report):
     html, _ = report
-    claims = html[html.index('<section id="claims">'):]
-    claims = claims[:claims.index("</section>")]
-    rows = re.findall(r"<tr><td class=\"text\">(.*?)</td>.*?<td class=\"text [^\"]*\">(.*?)</td></tr>", claims, re.S)
+    claims = section(html, "claims")
+    rows = [(source, verdict) for _, source, verdict in claim_rows(html)]
     sources = [source for source, _ in rows]
     assert sources.count("Maskell, StanCon 2024") == 3
     assert {"Tran &amp; Hoffman 2018 (Edward2)", "Ingram 2021", "rlouf 2020", "TFP on JAX (seed 002)"} <= set(sources)
     verdicts = dict(zip(sources, (v for _, v in rows)))
-    assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"] == "not measured here"
-    assert "no valid GPU runs of Bradley–Terry in the data-size study" in claims
+    assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"].startswith("not measured here (no valid Stan-CPU and "
+                                                                     "JAX-GPU runs of logistic regression")
+    assert "no GPU runs of Bradley–Terry in the data-size study" in claims
     # The devices study ran on simulated CPU devices: a speed-up there is not evidence either way.
     assert verdicts["TFP on JAX (seed 002)"].startswith("not measured here: the 4 devices are one CPU split by XLA")
     # Stan-CPU ÷ NumPyro-CPU is measured on these records, but on tiny data: never "not measured", and no verdict.
     maskell = [v for s, v in rows if s == "Maskell, StanCon 2024"]
-    assert maskell[2].startswith("insufficient data (measured on tiny data")
+    assert maskell[2].startswith("insufficient data in every regime measured")
+    assert all(v.startswith("not measured here") for v in maskell[:2])  # no GPU run in the fixture
+    # every claim in the summary box, linked to its row
+    box = section(html, "answer")
+    for anchor, _, _ in claim_rows(html):
+        assert f'href="#claim-{anchor}"' in box
 
 
 def test_an_unmeasured_claim_lists_the_invalid_runs_that_could_have_measured_it(tmp_path, fixture_records):
@@ -165,19 +184,22 @@ def test_an_unmeasured_claim_lists_the_invalid_runs_that_could_have_measured_it(
     large = replace(covtype, size="large", sizes={"N": 581_012, "D": 54}, valid=False, failed_gates=["rhat"],
                     run_id="large-invalid")
     html = build(write(tmp_path, [*fixture_records, large]), tmp_path / "r").read_text()
-    claims = html[html.index('<section id="claims">'):]
-    claims = claims[:claims.index("</section>")]
-    assert f"invalid runs, not used: {large.label} {large.metrics.ms_per_gradient:.3g} ms per gradient" in claims
+    claims = section(html, "claims")
+    per_chain = large.metrics.ms_per_gradient * large.config.chains  # the claim is about one chain's step
+    assert (f"invalid runs, not used: {large.label} {number(per_chain)} ms per leapfrog step of a chain "
+            f"({number(large.metrics.ms_per_gradient)} ms per gradient over {large.config.chains} chains)") in claims
     assert "failed rhat" in claims
 
 
 def test_studies_are_plotted(report):
     html, _ = report
-    section = html[html.index('<section id="studies">'):]
-    section = section[:section.index("</section>")]
-    assert "Data size: covtype_synth-logistic_regression" in section
-    assert "Chains: draws/s and ESS/s" in section and "Devices: sharded log density" in section
-    assert section.count("<svg") == len(re.findall(r"<h3>", section))
+    studies = section(html, "studies")
+    assert "Data size: covtype_synth-logistic_regression on " in studies
+    # NUTS-family runs and random-walk Metropolis are separate figures, each naming its model and sampler
+    assert "Chains: covtype_synth-logistic_regression (tiny), ChEES-tuned HMC and NUTS" in studies
+    assert "Chains: random-walk Metropolis on rlouf&#39;s 1-D Gaussian mixture" in studies
+    assert "Devices: sharded log density" in studies
+    assert studies.count("<svg") == len(re.findall(r"<h3>", studies))
 
 
 def test_markdown_summary_states_the_headline(report):
@@ -200,10 +222,14 @@ def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_sta
     front_ends = re.search(r'<p id="stan-front-ends">(.*?)</p>', html, re.S).group(1)
     if front_end == "cmdstan":  # the same records relabelled: the same speed, ratio 1 for every model
         models_run = {r.model_id for r in relabelled if r.valid}
-        assert "CmdStan-CPU ≈ 1× Stan-CPU in ESS/s" in front_ends
-        assert front_ends.count(" 1×") == len(models_run) + 1
+        assert "CmdStan-CPU ≈ 1.00× Stan-CPU in ESS/s" in front_ends
+        assert front_ends.count(" 1.00×") == len(models_run) + 1
     else:
         assert "not measured in these records" in front_ends
+    # Stan against Stan is the Stan side's, never the headline's
+    assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in section(html, "stan-side")
+    assert 'data-denominator="Stan-CPU"' not in section(html, "headline").replace(
+        'data-numerator="NumPyro-CPU" data-denominator="Stan-CPU"', "")
 
 
 def test_provenance_names_the_workers_malloc_settings_and_records_made_without_them(tmp_path, fixture_records):
@@ -237,12 +263,17 @@ def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
         return m | ({"device": device} if device else {})
 
     on_gpu = rwmh("jax", 1e9, "cli.py study chains --device gpu", gpu=["NVIDIA H100 80GB HBM3, 580, 81559 MiB"])
-    assert rlouf_row([on_gpu])["verdict"] == "not measured here"  # a record without the field: from --device
+    # a record without the device field: from --device
+    assert rlouf_row([on_gpu])["verdict"].startswith("not measured here")
     slow_cpu = rwmh("jax", 1e6, "cli.py study chains", device="cpu")
     row = rlouf_row([on_gpu, slow_cpu])
     assert row["verdict"].startswith("not reproduced")  # 1e9 draws take 1000 s on this CPU; the GPU does not count
-    assert "JAX-CPU: 1e+06 draws/s" in row["measured"] and "JAX-GPU: 1e+09 draws/s" in row["measured"]
+    assert "JAX-CPU: 1,000,000 draws/s" in row["measured"] and "JAX-GPU: 1,000,000,000 draws/s" in row["measured"]
     assert "(NVIDIA H100 80GB HBM3)" in row["measured"] and "(Some CPU, 3 cores)" in row["measured"]
+    # Still faster at the most chains measured: a larger batch might reach the claim, so no verdict either way.
+    fewer = {**rwmh("jax", 5e5, "cli.py study chains", device="cpu"), "chains": 64}
+    assert rlouf_row([fewer, slow_cpu])["verdict"].startswith("inconclusive (JAX on Some CPU, 3 cores: draws/s "
+                                                                "still rising at 1,024 chains")
 
 
 def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
@@ -285,3 +316,137 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
     assert '\'=HYPERLINK' in csv and ',=HYPERLINK' not in csv and '"=HYPERLINK' not in csv
     assert sorted(p.name for p in index.parent.iterdir()) == ["README.md", "index.html", "records.json", "runs.csv",
                                                                "summary.json"]
+
+
+def test_each_bar_is_the_median_of_its_machines_and_sizes_valid_runs(tmp_path, fixture_records):
+    """The same models and engines on a second machine (10× faster) and at a second size (10× slower): every bar is
+    the median of its own machine's and size's valid runs; an average across machines or sizes fails."""
+    def moved(r, factor: float, **changes):
+        return replace(r, run_id=f"{r.run_id}-{factor}", **changes,
+                       metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * factor) if r.metrics else None)
+
+    elsewhere = [moved(r, 10.0, provenance=replace(r.provenance, machine=replace(
+        r.provenance.machine, cpu="Other CPU", cores=64))) for r in fixture_records]
+    smaller = [moved(r, 0.1, size="small") for r in fixture_records]
+    recs = [*fixture_records, *elsewhere, *smaller]
+    html = build(write(tmp_path, recs), tmp_path / "r").read_text()
+    panels = re.findall(r'<figure class="ess-bars" data-machine="([^"]+)" data-size="([^"]+)">(.*?)</figure>',
+                        html, re.S)
+    expected: dict[tuple, dict] = {}
+    for r in recs:
+        if r.valid and not r.study:
+            expected.setdefault((r.machine, r.size), {}).setdefault((r.model_id, r.label), []).append(
+                r.metrics.ess_per_s)
+    assert sorted((machine, size) for machine, size, _ in panels) == sorted(expected)
+    for machine, size, svg in panels:
+        bars = sorted(float(v) for v in re.findall(r'id="bar:([^"]+)"', svg))
+        want = sorted(float(np.median(values)) for values in expected[(machine, size)].values())
+        assert bars == pytest.approx(want, rel=1e-12), (machine, size)
+        # a label that ran a model without a valid run says so in the panel
+        assert "NumPyro-CPU: no valid run (2 run(s))" in svg
+
+
+def test_a_claim_from_one_repeat_on_a_side_says_insufficient_data(tmp_path, fixture_records):
+    """Not tiny data (relabelled "small"), so the repeats alone decide: two a side give a verdict, one does not."""
+    small = [replace(r, size="small") for r in fixture_records]
+    (tmp_path / "one").mkdir()
+    two = build(write(tmp_path, small), tmp_path / "two").read_text()
+    one = build(write(tmp_path / "one", [r for r in small if r.repeat == 0]), tmp_path / "one" / "r").read_text()
+
+    def maskell(html: str) -> str:
+        return {anchor: verdict for anchor, _, verdict in claim_rows(html)}["maskell-stan-cpu"]
+
+    assert not maskell(two).startswith("insufficient data")
+    assert maskell(one).startswith("insufficient data in every regime measured")
+    assert "one repeat on a side" in section(one, "claims")
+    regime_map = section(one, "regime-map")
+    valid = {(r.model_id, r.engine) for r in small if r.valid and r.repeat == 0}
+    paired = {model_id for model_id, engine in valid if (model_id, "stan") in valid and (model_id, "numpyro") in valid}
+    assert regime_map.count("insufficient data<br>") == len(paired)
+    assert "one repeat on a side" in regime_map
+
+
+def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
+    html, _ = report
+    regime_map = section(html, "regime-map")
+    # matrix factorisation: runs on both sides, none valid; tiny data: a ratio, but no verdict
+    assert re.search(r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
+                     r"Stan-CPU 0 of 2 valid", regime_map)
+    assert "×): tiny data" in regime_map
+    # every registered model has a row, grouped under its regime's name
+    for model_id in {r.model_id for r in fixture_records}:
+        assert f"<code>{model_id}</code>" in regime_map
+    assert "data-parallel likelihood" in regime_map and "tiny model" in regime_map
+    box = section(html, "answer")
+    assert "JAX-GPU vs Stan-CPU: no JAX-GPU and Stan-CPU runs of one model on this machine." in box
+    assert "JAX-CPU vs Stan-CPU at size tiny (NumPyro-CPU ÷ Stan-CPU, ESS/s, compile excluded): " in box
+    assert re.search(r"insufficient data \(tiny data\) on radon_synth-hierarchical_linear [\d.]+×, ", box)
+    assert "invalid runs, so no ratio, on movielens_synth-matrix_factorization" in box
+
+
+def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fixture_records):
+    """NumPyro's runs moved to a GPU, 5× Stan's speed on logistic regression (Maskell's ratio) and a tenth of it on
+    eight schools."""
+    stan = {(r.model_id, r.repeat): r.metrics.ess_per_s for r in fixture_records if r.engine == "stan" and r.valid}
+    factor = {"covtype_synth-logistic_regression": 5.0, "eight_schools-eight_schools_noncentered": 0.1}
+    gpu = [replace(r, device="gpu", precision="float32", chain_method="vectorized", size="small",
+                   engine_info={**r.engine_info, "matmul_precision": "highest"},
+                   metrics=replace(r.metrics, ess_per_s=stan[(r.model_id, r.repeat)] * factor[r.model_id]))
+           for r in fixture_records if r.engine == "numpyro" and r.model_id in factor]
+    stan_runs = [replace(r, size="small") for r in fixture_records if r.engine == "stan" and r.model_id in factor]
+    html = build(write(tmp_path, [*gpu, *stan_runs]), tmp_path / "r").read_text()
+    box = section(html, "answer")
+    assert re.search(r"JAX-GPU vs Stan-CPU at size small \(NumPyro-GPU-f32 ÷ Stan-CPU, ESS/s, compile excluded\): "
+                     r"JAX-GPU faster on covtype_synth-logistic_regression 5\.00× \([\d.]+–[\d.]+×\); JAX-GPU slower "
+                     r"on eight_schools-eight_schools_noncentered 0\.100× \([\d.]+–[\d.]+×\)", box), box
+    verdict = {anchor: v for anchor, _, v in claim_rows(html)}["maskell-gpu-stan"]
+    assert verdict.startswith("depends on the regime: ")  # judged per regime, not by the mean of 10× and 0.1×
+    assert "reproduced for data-parallel likelihood" in verdict and "not reproduced for tiny model" in verdict
+
+
+def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
+    from reports.build import tidy
+    from reports.claims import ingram_row
+
+    study = records.read(STUDIES)
+    assert ingram_row(tidy(study), [])["measured"].startswith("no GPU runs of Bradley–Terry")
+    on_gpu = [replace(r, device="gpu") if r.engine == "numpyro" and r.model_id.startswith("tennis") else r
+              for r in study]
+    assert not any(r.valid for r in on_gpu if r.device == "gpu")  # the fixture's Bradley–Terry runs are invalid
+    row = ingram_row(tidy(on_gpu), [])
+    assert row["measured"].startswith("no valid GPU runs of Bradley–Terry in the data-size study: 2 GPU run(s), "
+                                      "none valid (failed: ")
+    assert row["verdict"] == "not measured here (no valid GPU runs of Bradley–Terry in the data-size study)"
+
+
+def test_carpenter_is_judged_as_a_feasibility_claim(fixture_records):
+    """~1000 parameters: reproduced when NUTS fits it validly on each side, not reproduced when a side fails."""
+    from reports.build import tidy
+    from reports.claims import irt_row
+
+    irt = [r for r in fixture_records if r.model_id.startswith("irt")]
+    assert irt_row(tidy(irt))["verdict"].startswith("not measured here: the largest run here has 73 parameters")
+    big = [replace(r, size="default", metrics=replace(r.metrics, n_parameters=1_000)) for r in irt]
+    row = irt_row(tidy(big))
+    assert row["verdict"] == "reproduced (a valid NUTS run on each side)"
+    assert "1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: min bulk ESS " in row["measured"]
+    assert "divergences" in row["measured"] and "s for warmup and sampling" in row["measured"]
+    failing = [replace(r, valid=False, failed_gates=["divergences"]) if r.engine == "numpyro" else r for r in big]
+    assert irt_row(tidy(failing))["verdict"] == "not reproduced (no valid JAX run: NUTS did not fit it there)"
+
+
+def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_records):
+    from reports.build import tidy
+    from reports.claims import tran_hoffman_row
+
+    covtype = [replace(r, size="large", sizes={"N": 581_012, "D": 54}) for r in fixture_records
+               if r.model_id.startswith("covtype")]
+    on_gpu = [replace(r, device="gpu", precision="float32", chain_method="vectorized") if r.engine == "numpyro"
+              else r for r in covtype]
+    row = tran_hoffman_row(tidy(on_gpu))
+    step = {engine: np.median([r.metrics.ms_per_gradient * r.config.chains for r in on_gpu if r.engine == engine])
+            for engine in ("stan", "numpyro")}
+    assert f"in time per leapfrog step of one chain at N = 581,012: {times(step['stan'] / step['numpyro'])}×" \
+        in row["measured"]
+    assert row["verdict"].split(" (")[0] in ("reproduced", "not reproduced")
+    assert "claimed 100×" in row["verdict"] and "V100" in row["hardware"]

@@ -1,0 +1,312 @@
+"""The answer first: for each pairing the report answers (``headline.PAIRINGS``), a regime map (models grouped by
+regime, against machine and size) whose every cell is a ratio with its interval or says why there is none; the
+summary box's sentences per machine; where each ratio comes from (ESS per gradient, gradients per second, the
+share of the run spent sampling); and the resources each engine setup had.
+
+A cell is "measured" (valid runs on both sides, at least two repeats each, not tiny data), "insufficient data"
+(a ratio exists, but from one repeat on a side or from tiny data), "invalid" (runs on both sides, none valid on
+one) or "not measured" (no run on a side, or none with the same settings and data).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+import models
+from reports.headline import PAIRINGS, SETUP, Pairing, preference
+from reports.numbers import count, interval, number, times
+from reports.stats import Ratio, ratios_with_geomean
+from runner.engines import STAN
+
+MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
+FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
+UNREGISTERED = "not in this checkout's model registry"
+
+
+def regime_of(model_id: str) -> str:
+    spec = models.registry().get(model_id)
+    return spec.regime if spec and spec.regime else UNREGISTERED
+
+
+def regime_name(regime: str) -> str:
+    """A regime's short name: its description up to the first colon or semicolon."""
+    return re.split(r"[:;]", regime, maxsplit=1)[0]
+
+
+def regime_detail(regime: str) -> str:
+    """The rest of a regime's description, after its short name."""
+    return regime[len(regime_name(regime)) + 1:].strip()
+
+
+def setups(frame: pd.DataFrame) -> list[dict]:
+    return [dict(zip(SETUP, values)) for values in frame[SETUP].drop_duplicates().itertuples(index=False)]
+
+
+def side(frame: pd.DataFrame, predicate) -> tuple[str | None, pd.DataFrame]:
+    """The preferred label among the runs whose setup fits ``predicate`` (one with a valid run first), and its
+    runs."""
+    fitting = [s for s in setups(frame) if predicate(s)]
+    if not fitting:
+        return None, frame.iloc[0:0]
+    valid_labels = set(frame[frame.valid].label)
+    chosen = min(fitting, key=lambda s: (s["label"] not in valid_labels, preference(s)))["label"]
+    return chosen, frame[frame.label == chosen]
+
+
+def find(comparisons: list[dict], machine: str, size: str, num: str, den: str, model_id: str):
+    """The per-model entry of ``num`` ÷ ``den`` (either orientation: the ratio turned to ``num`` ÷ ``den``, and
+    whether it was turned), the one with the most repeats where settings or data differ."""
+    found = []
+    for c in comparisons:
+        if (c["machine"], c["size"]) != (machine, size):
+            continue
+        for m in c["models"]:
+            if m["model_id"] != model_id:
+                continue
+            if (c["numerator"], c["denominator"]) == (num, den):
+                found.append((m, m["warm"], False))
+            elif (c["numerator"], c["denominator"]) == (den, num):
+                found.append((m, inverted(m["warm"]), True))
+    return max(found, key=lambda item: min(item[0]["repeats"]), default=(None, None, None))
+
+
+def inverted(ratio: Ratio) -> Ratio:
+    return Ratio(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.fewest)
+
+
+def direction(ratio: Ratio) -> str:
+    return FASTER if ratio.low > 1 else SLOWER if ratio.high < 1 else UNCLEAR
+
+
+def valid_text(label: str, runs: pd.DataFrame) -> str:
+    failed = sorted({gate for gates in runs[~runs.valid].failed_gates for gate in gates.split(", ") if gate})
+    return f"{label} {count(runs.valid.sum())} of {count(len(runs))} valid" + (
+        f" (failed: {', '.join(failed)})" if failed else "")
+
+
+def cell(here: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine: str, size: str) -> dict:
+    """One model on one machine at one size: the pairing's ratio, or why there is none."""
+    num, num_runs = side(here, pairing.numerator)
+    den, den_runs = side(here, pairing.denominator)
+    if num is None or den is None:
+        missing = [name for name, label in ((pairing.numerator_name, num), (pairing.denominator_name, den))
+                   if label is None]
+        return {"state": NOT_MEASURED, "text": f"no {' or '.join(missing)} run"}
+    out = {"numerator": num, "denominator": den, "machine": machine, "size": size,
+           "valid": f"{valid_text(num, num_runs)}; {valid_text(den, den_runs)}",
+           "sizes": num_runs.sizes_text.iloc[0]}
+    if not (num_runs.valid.any() and den_runs.valid.any()):
+        return {**out, "state": INVALID, "text": out["valid"]}
+    entry, ratio, flipped = find(comparisons, machine, size, num, den, here.model_id.iloc[0])
+    if entry is None:
+        return {**out, "state": NOT_MEASURED, "text": "no valid runs of both with the same settings and data"}
+    out |= {"ratio": ratio, "entry": entry, "flipped": flipped, "direction": direction(ratio)}
+    reason = "one repeat on a side" if ratio.fewest < 2 else "tiny data" if size == "tiny" else None
+    if reason:
+        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{interval(ratio)}: {reason}"}
+    return {**out, "state": MEASURED, "text": interval(ratio)}
+
+
+def size_order(size: str) -> tuple:
+    return (models.SIZE_NAMES.index(size) if size in models.SIZE_NAMES else len(models.SIZE_NAMES), size)
+
+
+def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing) -> dict:
+    """Models (every registered one, and any other the records hold) grouped by regime, against every machine
+    and size where both sides of the pairing ran something."""
+    columns = []
+    for (machine, size), here in campaign.groupby(["machine", "size"]):
+        kinds = setups(here)
+        if any(map(pairing.numerator, kinds)) and any(map(pairing.denominator, kinds)):
+            columns.append({"machine": machine, "size": size})
+    columns.sort(key=lambda c: (c["machine"], size_order(c["size"])))
+    model_ids = sorted(set(models.registry()) | set(campaign.model_id))
+    groups: dict[str, list[str]] = {}
+    for model_id in model_ids:
+        groups.setdefault(regime_of(model_id), []).append(model_id)
+    out = []
+    for regime in sorted(groups, key=lambda r: (r == UNREGISTERED, regime_name(r))):
+        rows = []
+        for model_id in groups[regime]:
+            cells = []
+            for c in columns:
+                here = campaign[(campaign.machine == c["machine"]) & (campaign["size"] == c["size"])
+                                & (campaign.model_id == model_id)]
+                cells.append(cell(here, comparisons, pairing, c["machine"], c["size"]) if len(here)
+                             else {"state": NOT_MEASURED, "text": "no run"})
+            rows.append({"model_id": model_id, "cells": cells})
+        means = [regime_mean([row["cells"][i] for row in rows]) for i in range(len(columns))]
+        out.append({"regime": regime, "name": regime_name(regime), "detail": regime_detail(regime), "rows": rows,
+                    "means": means if any(means) else []})
+    return {"pairing": pairing, "columns": columns, "groups": out}
+
+
+def regime_mean(cells: list[dict]) -> dict | None:
+    """The geometric mean over a regime's measured cells of one column (one pair of labels), with its model set;
+    None with fewer than two. Secondary to the per-model cells it summarises."""
+    measured = [c for c in cells if c["state"] == MEASURED]
+    labels = {(c["numerator"], c["denominator"]) for c in measured}
+    if len(measured) < 2 or len(labels) != 1:
+        return None
+    return geometric_mean(measured)
+
+
+def geometric_mean(cells: list[dict]) -> dict:
+    """Geometric mean of the cells' ratios with its bootstrap interval, oriented as the cells are."""
+    pairs = [c["entry"]["warm_values"][::-1] if c["flipped"] else c["entry"]["warm_values"] for c in cells]
+    _, geo = ratios_with_geomean(pairs)
+    return {"ratio": geo, "models": [c["entry"]["model_id"] for c in cells], "text": interval(geo)}
+
+
+def maps(campaign: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
+    return [regime_map(campaign, comparisons, pairing) for pairing in PAIRINGS]
+
+
+def listing(cells: list[tuple[str, dict]]) -> str:
+    """Models with their ratios; a ratio without an honest interval is given without one."""
+    return ", ".join(f"{model_id} {times(c['ratio'].value) + '×' if c['state'] == INSUFFICIENT else c['text']}"
+                     for model_id, c in cells)
+
+
+def summary(campaign: pd.DataFrame, regime_maps: list[dict], machines: list[dict]) -> list[dict]:
+    """Per machine: one sentence per pairing and size (where the GPU beats Stan, where it loses, what could not
+    be said and why), and the valid-run rate of each engine setup. Plain text: the HTML and the Markdown summary
+    print the same sentences."""
+    out = []
+    for slug in sorted({m["slug"] for m in machines}):
+        here = campaign[campaign.machine == slug]
+        if here.empty:
+            continue
+        sentences = []
+        for m in regime_maps:
+            pairing = m["pairing"]
+            columns = [i for i, c in enumerate(m["columns"]) if c["machine"] == slug]
+            if not columns:
+                sentences.append(f"{pairing.title}: no {pairing.numerator_name} and {pairing.denominator_name} "
+                                 "runs of one model on this machine.")
+            for i in columns:
+                sentence = column_sentence(pairing, m["columns"][i]["size"],
+                                           [(row["model_id"], row["cells"][i]) for g in m["groups"]
+                                            for row in g["rows"]])
+                if sentence:
+                    sentences.append(sentence)
+        rates = ", ".join(f"{label} {count(runs.valid.sum())} of {count(len(runs))}"
+                          for label, runs in here.groupby("label", sort=True))
+        out.append({"machine": slug, "hardware": hardware([m for m in machines if m["slug"] == slug]),
+                    "sentences": sentences,
+                    "valid": f"Valid runs (campaigns): {rates}."})
+    return out
+
+
+def column_sentence(pairing: Pairing, size: str, cells: list[tuple[str, dict]]) -> str | None:
+    """What one column of a regime map says, as one sentence; None when it says nothing (no runs at all)."""
+    by_state: dict[str, list] = {}
+    for model_id, c in cells:
+        key = {MEASURED: c.get("direction"), INSUFFICIENT: f"insufficient data ({c.get('reason')})"}.get(
+            c["state"], c["state"])
+        by_state.setdefault(key, []).append((model_id, c))
+    if not (set(by_state) - {NOT_MEASURED}):
+        return None
+    labels = sorted({f"{c['numerator']} ÷ {c['denominator']}" for _, c in cells if "numerator" in c})
+    verbs = {FASTER: f"{pairing.numerator_name} faster on", SLOWER: f"{pairing.numerator_name} slower on",
+             UNCLEAR: "no clear difference on"}
+    parts = [f"{verbs.get(key, key + ' on')} {listing(found)}" for key, found in sorted(
+        by_state.items(), key=lambda item: list(verbs).index(item[0]) if item[0] in verbs else len(verbs))
+        if key not in (INVALID, NOT_MEASURED)]
+    if INVALID in by_state:
+        parts.append("invalid runs, so no ratio, on " + "; ".join(
+            f"{model_id} ({c['text']})" for model_id, c in by_state[INVALID]))
+    not_measured = len(by_state.get(NOT_MEASURED, []))
+    return (f"{pairing.title} at size {size} ({', '.join(labels)}, ESS/s, compile excluded): "
+            + "; ".join(parts) + (f"; {not_measured} other model(s) not measured." if not_measured else "."))
+
+
+def hardware(machines: list[dict]) -> str:
+    """One machine (the records of one slug) in words: its CPU, cores and the cores runs were pinned to, its GPU."""
+    first = machines[0]
+    pinned = sorted({m["cores_usable"] for m in machines if m.get("cores_usable")} - {first.get("cores")})
+    gpus = "; ".join(sorted({g.split(",")[0] for m in machines for g in m.get("gpu") or []})) or "no GPU"
+    return f"{first.get('cpu') or 'unknown CPU'}, {number(first.get('cores'))} cores" + (
+        f" (runs pinned to {' or '.join(map(str, pinned))} of them)" if pinned else "") + f"; {gpus}"
+
+
+def factors(runs: pd.DataFrame) -> dict:
+    """Medians over valid runs of ESS/s and its three factors: ESS per 1,000 gradients (the sampler), gradients
+    per second while sampling (a gradient's cost), the share of the run spent sampling (warmup's cost); and the
+    two clocks. ESS/s = ESS per gradient × gradients per second × sampling share, run by run."""
+    ok = runs[runs.valid]
+    return {"ess_per_s": ok.ess_per_s.median(), "ess_per_1000_gradients": ok.ess_per_1000_gradients.median(),
+            "gradients_per_s": ok.gradients_per_s.median(), "sampling_share": ok.sampling_share.median(),
+            "user_s": ok.user_s.median(), "sampler_s": ok.sampler_s.median(),
+            "overhead": ((ok.user_s - ok.sampler_s) / ok.user_s).median()}
+
+
+FACTORS = (("ess_per_1000_gradients", "sampler (ESS per gradient)"),
+           ("gradients_per_s", "gradient cost (gradients per second)"),
+           ("sampling_share", "warmup (sampling share)"))
+
+
+def why(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
+    """For every cell with a ratio: each side's factors and the ratio of each factor, and which factor moves the
+    ratio most."""
+    out = []
+    for m in regime_maps:
+        rows = []
+        for g in m["groups"]:
+            for row in g["rows"]:
+                for c in row["cells"]:
+                    if "ratio" not in c:
+                        continue
+                    entry = c["entry"]
+                    same = campaign[(campaign.machine == c["machine"]) & (campaign["size"] == c["size"])
+                                    & (campaign.model_id == row["model_id"])
+                                    & (campaign.config_hash == entry["config_hash"])
+                                    & (campaign.data_hash == entry["data_hash"])]
+                    a = factors(same[same.label == c["numerator"]])
+                    b = factors(same[same.label == c["denominator"]])
+                    ratios = {name: a[name] / b[name] for name, _ in FACTORS}
+                    largest = max(FACTORS, key=lambda f: abs(np.log(ratios[f[0]])))[1]
+                    rows.append({"model_id": row["model_id"], "cell": c, "numerator": a, "denominator": b,
+                                 "ratios": ratios, "largest": largest})
+        out.append({"pairing": m["pairing"], "rows": rows})
+    return out
+
+
+RESOURCE_COLUMNS = (("device", "device"), ("front_end", "front end"), ("precision_shown", "precision"),
+                    ("chains", "chains"), ("chain_method", "chain method"), ("cores_shown", "cores"),
+                    ("threads_per_chain", "Stan threads per chain"), ("cpu_threads", "XLA CPU threads"),
+                    ("iterations", "warmup + draws"))
+
+
+def cores_text(pinned, usable, machine) -> str:
+    """The cores a run had: those the runner pinned it to; for records made before it pinned, the cores its
+    process could use (a taskset around the campaign), else the machine's."""
+    if pinned:
+        return f"{int(pinned)} (pinned by the runner)"
+    if usable == usable and usable and usable != machine:
+        return f"{int(usable)} of {count(machine)} (taskset around the campaign)"
+    return f"all {count(machine)} (not pinned)"
+
+
+def resources(runs: pd.DataFrame) -> list[dict]:
+    """Per machine and engine label, what its runs had (every distinct value where runs differ): the fairness
+    table."""
+    frame = runs.assign(
+        precision_shown=[precision + (f" (matmuls: {matmul})" if matmul else " (matmuls: JAX's default, TF32)"
+                                      if device == "gpu" and precision == "float32" else "")
+                         for precision, matmul, device in zip(runs.precision, runs.matmul_precision, runs.device)],
+        cores_shown=[cores_text(*row) for row in zip(runs.cores, runs.cores_usable, runs.machine_cores)],
+        threads_per_chain=runs.threads_per_chain.where(runs.family == STAN),
+        iterations=[f"{w:,} + {d:,}" for w, d in zip(runs.warmup, runs.draws)])
+    out = []
+    for (machine, label), group in frame.groupby(["machine", "label"], sort=True):
+        values = {}
+        for column, _ in RESOURCE_COLUMNS:
+            distinct = sorted({v if isinstance(v, str) else count(v) for v in group[column]
+                               if v is not None and v == v and v != ""})
+            values[column] = ", ".join(distinct) or "–"
+        out.append({"machine": machine, "label": label, "runs": len(group), **values})
+    return out

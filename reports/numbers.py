@@ -1,0 +1,48 @@
+"""How the report writes a number: three significant digits, thousands separators, never exponent notation
+(2,200 rather than 2.2e+03), so a reader compares magnitudes at a glance; beyond a trillion, a power of ten
+(3.22 × 10¹⁶). Every template and claim text uses it."""
+
+from __future__ import annotations
+
+import math
+
+MISSING = "–"
+SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def number(value, digits: int = 3) -> str:
+    """``value`` rounded to ``digits`` significant digits: 2,200 / 85.6 / 0.00347 / 1.005 (digits=4); integers
+    in full (12 divergences, not 12.0); "–" for None or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, (bool, str)):
+        return str(value)
+    if float(value).is_integer() and not isinstance(value, float):
+        return f"{int(value):,}"
+    value = float(value)
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{digits}g}")
+    exponent = math.floor(math.log10(abs(rounded)))
+    if exponent >= 12:
+        return f"{rounded / 10 ** exponent:.{digits - 1}f} × 10{str(exponent).translate(SUPERSCRIPTS)}"
+    return f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
+
+
+def count(value) -> str:
+    """A count (runs, divergences), whatever its dtype after pandas' aggregation: 12, not 12.0."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{int(value):,}"
+
+
+def times(value: float) -> str:
+    """A ratio as printed (the caller adds "×"): like every other number, three significant digits."""
+    return number(value)
+
+
+def interval(ratio) -> str:
+    """A ratio with its interval: "3.95× (3.61–4.32×)"."""
+    return f"{times(ratio.value)}× ({times(ratio.low)}–{times(ratio.high)}×)"
