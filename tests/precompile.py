@@ -1,6 +1,7 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
-The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one. Each is built
+The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one, and the worked
+examples' programs (``examples/*/stan/*.stan``, which tests/test_check.py builds). Each is built
 through httpstan, as ``stan.build`` and the bundled Stan engine build it, under the workers' interpreter: httpstan's
 cache is keyed by the program's text and the interpreter's path, so the tests then find every program in the cache
 and compile nothing. One line per program; the compilers' messages go to ``--log``.
@@ -39,10 +40,12 @@ NO_DEBUG_INFO = "-g0"
 
 
 def programs() -> dict[str, str]:
-    """Label -> Stan program text: each model's program, then its threaded one."""
+    """Label -> Stan program text: each model's program, then its threaded one, then the examples'."""
     found = {spec.id: spec.stan_file.read_text() for spec in models.registry().values()}
     found |= {f"{spec.id} (threaded)": spec.stan_threaded_file.read_text()
               for spec in models.registry().values() if spec.stan_threaded_file}
+    found |= {f"example {path.parent.parent.name}/{path.name}": path.read_text()
+              for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))}
     return found
 
 
