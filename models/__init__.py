@@ -115,9 +115,18 @@ class ModelSpec:
     # An external ground truth: size preset -> a reference (the shape of references/*.json, see models/gym.py)
     # or None. Where given, the reference gate compares with it, never with a reference of our own.
     ground_truth: Callable[[str], dict | None] | None = None
+    # Quantities computed from the parameters (Stan generated quantities, NumPyro deterministic sites of the same
+    # names), summarised and gated like the parameters: a target's own quantities where the model samples another,
+    # better-conditioned parameterisation of them. The density check compares the parameters alone.
+    quantities: tuple[Parameter, ...] = ()
     # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
     # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
     home: Path | None = None
+
+    @property
+    def summarised(self) -> tuple[Parameter, ...]:
+        """What every run summarises and the gates judge: the parameters, then the quantities."""
+        return self.parameters + self.quantities
 
     @property
     def data_name(self) -> str:

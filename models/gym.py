@@ -5,15 +5,15 @@ The package's targets and its ``internal/data.py`` import TensorFlow; the module
 (``inference_gym/internal/datasets/*.py``) and the ground truths (``inference_gym/targets/ground_truth/*.py``, made
 by the authors' long Stan runs) import only NumPy, so they are loaded by file path, without the package's
 ``targets`` package. A ground truth gives, per quantity, the posterior mean, the standard error of that mean and
-the posterior sd; it gives no standard error of the sd, so the gate takes the normal-theory one its own numbers
-imply: ESS = (sd / se_mean)^2 and se_sd = sd / sqrt(2 ESS) = se_mean / sqrt(2).
+the posterior sd; it gives no standard error of the sd (``mcse_sd`` None), so the gate scales the mean's standard
+error as the run's own MCSEs scale (:func:`runner.validity.with_sd_errors`): the normal-theory se_mean / sqrt(2)
+would understate it for a heavy-tailed quantity.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import math
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -65,13 +65,13 @@ def ground_truth(target: str, quantities: dict[str, str], model_id: str, size: s
         for index in np.ndindex(mean.shape):
             flat = f"{name}[{','.join(str(i + 1) for i in index)}]" if index else name
             parameters[flat] = {"mean": float(mean[index]), "mcse_mean": float(se[index]), "sd": float(sd[index]),
-                                "mcse_sd": float(se[index]) / math.sqrt(2)}
+                                "mcse_sd": None}
     version = importlib.metadata.version(DISTRIBUTION)
     header = {
         "source": f"inference-gym {version} ground truth (inference_gym/{relative})",
         "model_id": model_id,
         "size": size,
         "data_hash": data_hash(data),
-        "mcse_sd": "not in the ground truth: se_mean / sqrt(2), the normal-theory value its ESS implies",
+        "mcse_sd": "not in the ground truth: the gate scales mcse_mean by the run's mcse_sd / mcse_mean",
     }
     return {"header": header, "parameters": parameters}

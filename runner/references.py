@@ -43,21 +43,26 @@ def load(model_id: str, size: str, folder: Path = REFERENCES_DIR) -> dict | None
 
 def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple[dict | None, str]:
     """The reference posterior that applies to a run (same model, size preset, unresized, same data), or None
-    and why not: the model's external ground truth where it has one, else ours under references/. The one rule
+    and why not: the model's external ground truth where it has one for the size, else ours under references/. The one rule
     for the validity gate, the nightly gold check and the report."""
     if resize:
         return None, "no reference for resized data (a study's grid point)"
     if model_id not in models.registry() or size not in models.SIZE_NAMES:  # never a file name from a record
         return None, "no reference: not a model and size preset of this checkout"
     spec = models.get(model_id)
-    reference = spec.ground_truth(size) if spec.ground_truth else load(model_id, size)
+    external = spec.ground_truth(size) if spec.ground_truth else None
+    reference = external or load(model_id, size)
     if reference is None:
-        return None, f"no {'ground truth' if spec.ground_truth else 'reference'} for this model and size"
+        return None, "no ground truth or reference for this model and size"
     if reference["header"]["data_hash"] != data_hash:
         return None, "the reference was made for other data (data hash differs)"
-    if spec.ground_truth:
+    if external:
         return reference, reference["header"]["source"]
     return reference, f"references/{model_id}.{size}.json ({reference['header']['command']})"
+
+
+class NotConverged(RuntimeError):
+    """The batches allowed did not reach the target MCSE and R-hat: no reference is written."""
 
 
 TARGET_MCSE = 0.01  # posterior sds: an ESS of ~10,000 per mean, so a run's combined MCSE grows by < 5 % at ESS 1,000
@@ -68,14 +73,14 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
              target_mcse: float = TARGET_MCSE, max_batches: int = MAX_BATCHES, progress=print) -> dict:
     """Sample ``spec`` in batches of ``config.chains`` chains with ``engine_name`` until every parameter's MCSE of
     the mean and of the sd is at most ``target_mcse`` sds and R-hat <= 1.01; the summary with its header.
-    Raises RuntimeError when ``max_batches`` do not reach that (nothing written)."""
+    Raises NotConverged when ``max_batches`` do not reach that (nothing written)."""
     from runner.engines import entry
     from runner.metrics import parameter_table  # arviz: imported where a reference is made, not by every command
 
     data = spec.data(config.size, config.data_seed())
     engine = get_engine(engine_name)
     placement = entry(engine_name).placement("cpu", x64=True)
-    names = [p.name for p in spec.parameters]
+    names = [p.name for p in spec.summarised]
     start = time.perf_counter()
     handle = engine.compile(spec, placement)
     batches, seeds, divergences, info = [], [], 0, {}
@@ -95,7 +100,7 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
         if max_rhat <= RHAT_MAX and worst_mcse <= target_mcse:
             break
     else:
-        raise RuntimeError(f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
+        raise NotConverged(f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
                            f"(limit {RHAT_MAX}), max MCSE {worst_mcse:.4f} sd (target {target_mcse}): no reference")
     provenance = records.provenance()
     header = {

@@ -55,7 +55,7 @@ def run_job(job: Job) -> dict:
     engine = get_engine(job.engine, job.front_end)
     handle = engine.compile(spec, job.placement)
     result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
-    for parameter in spec.parameters:
+    for parameter in spec.summarised:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
         if got != expected:
@@ -63,7 +63,7 @@ def run_job(job: Job) -> dict:
     timings = result.timings
     # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
     superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
-    metrics = summarise(result, [p.name for p in spec.parameters], superchain_ids)
+    metrics = summarise(result, [p.name for p in spec.summarised], superchain_ids)
     data_hash = models.data_hash(data)
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
     gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)

@@ -1,39 +1,49 @@
-"""Reference generation: batches of chains until the target MCSE, never a reference short of it."""
+"""Reference generation: batches of chains until the target MCSE, never a reference short of it. Run as the CLI in
+its own process, as users run it: the bundled Stan forks its chains, which a process that loaded JAX must not."""
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 
-import models
+from models import ROOT
 from runner import references
 from runner.cli import main
-from runner.config import RunConfig
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
 
 
-def test_batches_are_added_until_every_mcse_reaches_the_target():
+def reference(tmp_path, *options):
+    return subprocess.run([sys.executable, "-m", "runner.cli", "reference", MODEL_ID, "--size", "tiny",
+                           "--out", str(tmp_path), *options], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_batches_are_added_until_every_mcse_reaches_the_target(tmp_path):
     """Each batch's progress line states R-hat and the worst MCSE; every batch before the last missed the stopping
     rule and the last met it; the header lists one distinct seed per batch."""
-    lines = []
-    config = RunConfig(size="tiny", chains=2, warmup=300, draws=300)
-    ref = references.generate(models.get(MODEL_ID), config, "stanjax reference (test)", "stan", target_mcse=0.05,
-                              max_batches=8, progress=lines.append)
+    done = reference(tmp_path, "--chains", "2", "--warmup", "300", "--draws", "300", "--target-mcse", "0.05")
+    assert done.returncode == 0, done.stderr[-2000:]
+    ref = json.loads(references.path(MODEL_ID, "tiny", tmp_path).read_text())
     header = ref["header"]
-    assert len(lines) == len(header["sampler_seeds"]) == len(set(header["sampler_seeds"])) >= 1
-    progress = [tuple(map(float, re.search(r"R-hat ([\d.]+), max MCSE ([\d.]+)", line).groups())) for line in lines]
+    progress = [tuple(map(float, match.groups())) for match in
+                re.finditer(r"R-hat ([\d.]+), max MCSE ([\d.]+)", done.stdout)]
+    assert len(progress) == len(header["sampler_seeds"]) == len(set(header["sampler_seeds"])) >= 1
     assert all(rhat > references.RHAT_MAX or mcse > 0.05 for rhat, mcse in progress[:-1])
     assert header["max_mcse"] <= 0.05 and header["max_rhat"] <= references.RHAT_MAX
     assert all(row["mcse_mean"] <= 0.05 * row["sd"] and row["mcse_sd"] <= 0.05 * row["sd"]
                for row in ref["parameters"].values())
     assert {"q5", "q50", "q95", "mcse_q5"} <= set(ref["parameters"]["mu"])
-    assert f"{len(lines)} batch(es) of 2 stan chains" in header["how"]
+    assert f"{len(progress)} batch(es) of 2 stan chains" in header["how"]
+    assert "--target-mcse 0.05" in header["command"]
 
 
 def test_a_reference_short_of_its_target_is_refused(tmp_path):
-    with pytest.raises(RuntimeError, match="no reference"):
-        references.generate(models.get(MODEL_ID), RunConfig(size="tiny", chains=2, warmup=100, draws=100),
-                            "stanjax reference (test)", target_mcse=0.001, max_batches=1, progress=lambda _: None)
+    done = reference(tmp_path, "--chains", "2", "--warmup", "100", "--draws", "100", "--target-mcse", "0.001",
+                     "--max-batches", "1")
+    assert done.returncode == 1 and "no reference" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("argv", [["--target-mcse", "2"], ["--max-batches", "0"]])

@@ -81,6 +81,23 @@ def test_the_external_ground_truth_gate_sees_a_third_of_an_sd(shift_sd, scale_sd
     assert gate["passed"] == passes and gates["valid"] == passes
 
 
+def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
+    """inference-gym states no MCSE of its sds: the gate scales its mean's standard error as the run's MCSEs scale,
+    so heavy tails (a larger mcse_sd / mcse_mean in the run) widen it; a stated one is kept."""
+    from runner.records import RunMetrics
+
+    reference = {"parameters": {"a": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": None},
+                                "b": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": 0.003}}}
+    metrics = RunMetrics(n_parameters=2, min_ess_bulk=1.0, min_ess_tail=1.0, worst_parameter=None, max_rhat=1.0,
+                         divergences=0, ess_per_s=1.0, gradients_sampling=1, gradients_warmup=None,
+                         ms_per_gradient=1.0, ess_per_1000_gradients=1.0, mean_leapfrog_per_draw=1.0,
+                         posterior_mean={"a": 0.0, "b": 0.0}, posterior_mcse={"a": 0.02, "b": 0.02},
+                         posterior_sd={"a": 1.0, "b": 1.0}, posterior_mcse_sd={"a": 0.04, "b": 0.01})
+    filled = validity.with_sd_errors(reference, metrics)["parameters"]
+    assert filled["a"]["mcse_sd"] == pytest.approx(0.02) and filled["b"]["mcse_sd"] == 0.003
+    assert reference["parameters"]["a"]["mcse_sd"] is None  # the reference itself is left alone
+
+
 def test_a_stuck_chain_fails_rhat(reference):
     gates = gates_for(draws_like(reference, stuck_chain_shift=2.0), reference)
     assert "rhat" in gates["failed_gates"] and not gates["valid"]
@@ -180,4 +197,4 @@ def test_committed_references_are_generated_and_converged(path):
     spec = models.get(header["model_id"])
     data = spec.data(header["size"], header["data_seed"])
     assert models.data_hash(data) == header["data_hash"]
-    assert len(ref["parameters"]) == sum(int(np.prod(p.resolve_shape(data))) for p in spec.parameters)
+    assert len(ref["parameters"]) == sum(int(np.prod(p.resolve_shape(data))) for p in spec.summarised)
