@@ -1,11 +1,14 @@
 data {
-  int<lower=1> N;
+  int<lower=1> N;  // observations without a label
   int<lower=1> K;  // components
   vector[N] y;
+  int<lower=0> N_labelled;  // observations with their component's label
+  vector[N_labelled] y_labelled;
+  array[N_labelled] int<lower=1, upper=K> z_labelled;
 }
 parameters {
   simplex[K] w;  // mixing weights
-  ordered[K] mu;  // locations, ordered to identify the components
+  vector[K] mu;  // locations (the labelled observations identify the components)
   vector<lower=0>[K] sigma;  // scales
 }
 model {
@@ -16,6 +19,8 @@ model {
   w ~ dirichlet(rep_vector(4, K));
   mu ~ normal(0, 5);
   sigma ~ lognormal(0, 1);
+  z_labelled ~ categorical(w);
+  y_labelled ~ normal(mu[z_labelled], sigma[z_labelled]);
   for (n in 1:N) {
     target += log_sum_exp(log_terms[n]);
   }

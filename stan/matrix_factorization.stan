@@ -1,7 +1,10 @@
 data {
   int<lower=2> U;  // users
   int<lower=2> M;  // movies
-  int<lower=1, upper=min(U, M)> K;  // embedding dimension
+  int<lower=1, upper=M> K;  // genres, one factor each
+  int<lower=M> L;  // (movie, genre) memberships: every movie has one genre or more
+  array[L] int<lower=1, upper=M> link_movie;
+  array[L] int<lower=1, upper=K> link_genre;
   array[U, M] int<lower=0, upper=1> y;  // 1 when user u watched movie m
 }
 transformed data {
@@ -11,29 +14,19 @@ parameters {
   real mu;
   vector[U] b_user;
   vector[M] b_movie;
-  matrix[U, K] user_factors;
-  vector<lower=0>[K] movie_diag;  // the first K movies' loadings: lower triangle, positive diagonal
-  vector[(K * (K - 1)) %/% 2] movie_lower;
-  matrix[M - K, K] movie_rest;
+  matrix[U, K] user_factors;  // tastes, one per genre
+  vector<lower=0>[L] movie_loading;  // how strongly a movie carries each of its genres
 }
 model {
-  matrix[M, K] movie_factors = rep_matrix(0, M, K);
-  int pos = 1;
-  for (i in 1:K) {
-    movie_factors[i, i] = movie_diag[i];
-    for (j in 1:(i - 1)) {
-      movie_factors[i, j] = movie_lower[pos];
-      pos += 1;
-    }
+  matrix[M, K] movie_factors = rep_matrix(0, M, K);  // zero outside a movie's genres
+  for (l in 1:L) {
+    movie_factors[link_movie[l], link_genre[l]] = movie_loading[l];
   }
-  movie_factors[(K + 1):M] = movie_rest;
   mu ~ normal(0, 2);
   b_user ~ std_normal();
   b_movie ~ std_normal();
   to_vector(user_factors) ~ std_normal();
-  movie_diag ~ std_normal();
-  movie_lower ~ std_normal();
-  to_vector(movie_rest) ~ std_normal();
+  movie_loading ~ lognormal(0, 0.5);
   // logit[u, m] = mu + b_user[u] + b_movie[m] + user_factors[u] * movie_factors[m]', the biases folded into one
   // M x U product of [movie_factors, mu + b_movie, 1] and [user_factors, 1, b_user]'. Its column-major
   // flattening runs movie by movie within each user: y_flat's row-major order.
