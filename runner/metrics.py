@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import arviz_stats as az  # arviz's diagnostics without its plotting half (matplotlib): a second off every worker
 import numpy as np
 from arviz_base import from_dict
+from arviz_stats.base import array_stats
 
 from runner.engines import SampleResult
 from runner.records import RunMetrics
@@ -48,6 +51,27 @@ def parameter_table(draws: dict[str, np.ndarray], names: list[str],
     return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
 
 
+def pareto_khat(draws: np.ndarray) -> np.ndarray:
+    """Pareto k-hat of each scalar in ``draws`` (chain, draw, ...), both tails, as arviz-stats estimates it (Vehtari
+    et al. 2024), one call over all of them; NaN where a scalar's draws are not finite or are constant, as the R
+    package posterior returns. 1 / k-hat estimates how many of the posterior's moments are finite."""
+    draws = np.asarray(draws, dtype=float)
+    with np.errstate(invalid="ignore"):
+        degenerate = ~np.all(np.isfinite(draws), axis=(0, 1)) | (np.ptp(draws, axis=(0, 1)) == 0)
+    # arviz-stats raises on a constant tail: such scalars are fitted on stand-in draws, then set to NaN
+    stand_in = np.arange(draws.shape[0] * draws.shape[1], dtype=float)
+    stand_in = stand_in.reshape(draws.shape[:2] + (1,) * (draws.ndim - 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # arviz-stats warns on short tails; the estimate is still its own
+        khat = array_stats.pareto_khat(np.where(degenerate, stand_in, draws), chain_axis=0, draw_axis=1)
+    return np.where(degenerate, np.nan, np.asarray(khat, dtype=float))
+
+
+def tail_khats(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, float]:
+    """Per scalar parameter (flat names, as :func:`parameter_table`'s): :func:`pareto_khat` of its draws."""
+    return _flat({name: pareto_khat(draws[name]) for name in names})
+
+
 def summarise(result: SampleResult, parameter_names: list[str],
               superchain_ids: list[int] | None = None) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
@@ -59,7 +83,8 @@ def summarise(result: SampleResult, parameter_names: list[str],
     does not start every chain at once, the slowest chain is not the span.) A NaN or inf diagnostic of any
     parameter (a constant chain, a non-finite draw) propagates into the minimum ESS and maximum R-hat, so the
     validity gates see it; ``worst_parameter`` names it. With ``superchain_ids`` (each chain's superchain, for
-    chains that started in superchains) also the largest nested R-hat.
+    chains that started in superchains) also the largest nested R-hat. Every parameter's Pareto k-hat goes with its
+    sd: the reference gate checks an sd only where k-hat says its MCSE is defined (:mod:`runner.validity`).
     """
     table = parameter_table(result.draws, parameter_names)
     nested = None
@@ -89,6 +114,7 @@ def summarise(result: SampleResult, parameter_names: list[str],
         posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},
         posterior_sd={name: row["sd"] for name, row in table.items()},
         posterior_mcse_sd={name: row["mcse_sd"] for name, row in table.items()},
+        posterior_khat=tail_khats(result.draws, parameter_names),
         superchains=len(set(superchain_ids)) if superchain_ids is not None else 0,
         max_rhat_nested=nested,
     )

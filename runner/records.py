@@ -214,6 +214,9 @@ class RunMetrics(msgspec.Struct, kw_only=True):
     posterior_mcse: dict[str, float]
     posterior_sd: dict[str, float]
     posterior_mcse_sd: dict[str, float]
+    # Pareto k-hat of each parameter's draws (both tails; NaN for non-finite or constant draws): the reference gate
+    # checks an sd only below runner.validity.KHAT_SD_MAX. Empty in records made before it was kept.
+    posterior_khat: dict[str, float] = {}
     # The superchains the chains started in (0: each chain from its own point) and, with superchains, the largest
     # nested R-hat over the parameters (None without).
     superchains: int = 0

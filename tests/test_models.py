@@ -105,3 +105,36 @@ def test_generators_reject_invalid_sizes(model_id, sizes):
 
 def test_large_logistic_regression_has_the_covertype_shape():
     assert models.get("covtype_synth-logistic_regression").sizes["large"] == {"N": 581_012, "D": 54}
+
+
+def test_sp500_stochastic_volatility_is_the_gym_targets_posterior():
+    """``gym_sp500-stochastic_volatility_sp500`` samples (persistence, first log volatility, shock scale,
+    standardised innovations) in place of the target's (persistence, mean log volatility, shock scale, log
+    volatilities). Its log density at prior points is the target's, written here from inference-gym's
+    ``StochasticVolatility`` (centred AR(1) states), plus the log Jacobian of the map, T log(scale) -
+    log(1 - persistence^2) / 2, up to one constant: the same posterior. The data are ``internal/data.py``'s
+    ``sp500_returns(100)``."""
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+    from scipy import stats
+
+    from runner import density
+
+    spec = models.get("gym_sp500-stochastic_volatility_sp500")
+    data = spec.data("small", seed=0)
+    closes = np.asarray(models.gym.dataset("sp500_closing_prices").CLOSING_PRICES)
+    returns = np.diff(closes)[-100:]
+    np.testing.assert_array_equal(data["centered_returns"], returns - np.mean(returns))
+    model = jax_models.load(spec.model_name)
+    offsets = []
+    for point in density.prior_points(spec, data, 5, seed=0):
+        ours, trace = log_density(model, (), data, {k: jnp.asarray(v) for k, v in point.items()})
+        phi, scale = point["persistence_of_volatility"], point["white_noise_shock_scale"]
+        mu, h = float(trace["mean_log_volatility"]["value"]), np.asarray(trace["log_volatility"]["value"])
+        assert h[0] == pytest.approx(point["initial_log_volatility"])
+        target = (stats.beta.logpdf((phi + 1) / 2, 20, 1.5) + stats.cauchy.logpdf(mu, 0, 5)
+                  + stats.halfcauchy.logpdf(scale, 0, 2) + stats.norm.logpdf(h[0], mu, scale / np.sqrt(1 - phi**2))
+                  + stats.norm.logpdf(h[1:], mu + phi * (h[:-1] - mu), scale).sum()
+                  + stats.norm.logpdf(data["centered_returns"], 0, np.exp(h / 2)).sum())
+        offsets.append(float(ours) - target - (data["T"] * np.log(scale) - np.log(1 - phi**2) / 2))
+    assert np.ptp(offsets) <= 1e-8 * max(1.0, abs(offsets[0])), offsets

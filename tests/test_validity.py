@@ -10,6 +10,7 @@ from runner.metrics import summarise
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
 GYM_ID = "gym_eight_schools-eight_schools_centered"  # its reference: inference-gym's ground truth
+SV_ID = "gym_sp500-stochastic_volatility_sp500"  # inference-gym's ground truth for the target's quantities
 CHAINS, DRAWS = 4, 1000
 
 
@@ -22,13 +23,17 @@ def reference():
 
 def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0, scale_sd=1.0, model_id=MODEL_ID):
     """Independent normal draws with the reference's means and sds (optionally shifted by shift_sd sds, their
-    spread scaled by scale_sd), in the model's parameter shapes."""
+    spread scaled by scale_sd), in the model's parameter shapes: of every parameter and quantity the reference
+    holds (a ground truth may hold a target's quantities and not the parameters sampled in their place)."""
     spec = models.get(model_id)
     data = spec.data("tiny", 0)
     rng = np.random.default_rng(seed)
     draws = {}
-    for parameter in spec.parameters:
+    for parameter in spec.summarised:
         shape = parameter.resolve_shape(data)
+        if (f"{parameter.name}[{','.join('1' for _ in shape)}]" if shape else parameter.name) \
+                not in reference["parameters"]:
+            continue
         columns = []
         for index in np.ndindex(shape):
             ref = reference["parameters"][f"{parameter.name}[{','.join(str(i + 1) for i in index)}]" if shape
@@ -45,7 +50,7 @@ def gates_for(draws, reference, divergent=0, data_hash=None, model_id=MODEL_ID):
     div.flat[:divergent] = True
     result = SampleResult(draws, Timings(1.0, 1.0, 1.0, 2.0, "test"),
                           SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
-    metrics = summarise(result, [p.name for p in models.get(model_id).parameters])
+    metrics = summarise(result, list(draws))
     applied, why = references.applicable(model_id, "tiny", (), data_hash or reference["header"]["data_hash"])
     return validity.evaluate(metrics, CHAINS, DRAWS, applied, why)
 
@@ -79,6 +84,81 @@ def test_the_external_ground_truth_gate_sees_a_third_of_an_sd(shift_sd, scale_sd
     gate = gates["gates"]["reference"]
     assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("inference-gym ")
     assert gate["passed"] == passes and gates["valid"] == passes
+
+
+def heavy_tailed(truth, name, scale_sd=1.0, shift_sd=0.0, seed=1):
+    """Student-t draws with 3 degrees of freedom (tail |x|^-3: k = 1/3, an infinite fourth moment, as the mean log
+    volatility's posterior), with the ground truth's mean and sd (scaled by scale_sd, shifted by shift_sd sds)."""
+    ref = truth["parameters"][name]
+    t3 = np.random.default_rng(seed).standard_t(3, size=(CHAINS, DRAWS))
+    return ref["mean"] + shift_sd * ref["sd"] + scale_sd * ref["sd"] * t3 / np.sqrt(3.0)
+
+
+@pytest.fixture(scope="module")
+def sv_truth():
+    truth = models.get(SV_ID).ground_truth("tiny")
+    assert truth is not None and "mean_log_volatility" in truth["parameters"]
+    return truth
+
+
+@pytest.mark.parametrize("shift_sd, scale_sd, passes", [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
+                         ids=["truth", "shifted-0.3-sd", "spread-1.3x"])
+def test_the_stochastic_volatility_ground_truth_gate_sees_a_third_of_an_sd(sv_truth, shift_sd, scale_sd, passes):
+    """The S&P 500 target at T = 100: draws shaped like the package's ground truth for its quantities (the
+    persistence, mean log volatility, shock scale and 100 log volatilities) pass its gate; shifted by 0.3 sd, or
+    1.3 times as spread (all light-tailed normal draws: every sd checked), they fail it."""
+    gates = gates_for(draws_like(sv_truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=SV_ID), sv_truth,
+                      model_id=SV_ID)
+    gate = gates["gates"]["reference"]
+    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("inference-gym ")
+    assert gate["sd_not_checkable"] == {} and gate["sd_not_checkable_count"] == 0
+    assert gate["passed"] == passes and gates["valid"] == passes
+    if shift_sd:
+        assert gate["max_z"] > validity.K_REFERENCE
+    if scale_sd != 1.0:
+        assert gate["max_z"] < validity.K_REFERENCE < gate["max_z_sd"]
+
+
+def test_a_heavy_tailed_quantitys_sd_is_recorded_as_not_checkable(sv_truth):
+    """The tail rule: the mean log volatility drawn heavy-tailed (t with 3 df: k-hat above 1/4) and 1.3 times as
+    spread as the ground truth says: its sd is left unchecked, with its k-hat and the limit in the gate, and the run
+    passes; its mean is still checked (shifted by 0.3 sd, it fails)."""
+    draws = draws_like(sv_truth, model_id=SV_ID)
+    draws["mean_log_volatility"] = heavy_tailed(sv_truth, "mean_log_volatility", scale_sd=1.3)
+    gates = gates_for(draws, sv_truth, model_id=SV_ID)
+    gate = gates["gates"]["reference"]
+    assert gates["valid"] and gate["sd_checked"] and gate["sd_khat_limit"] == validity.KHAT_SD_MAX == 0.25
+    assert list(gate["sd_not_checkable"]) == ["mean_log_volatility"] and gate["sd_not_checkable_count"] == 1
+    assert gate["sd_not_checkable"]["mean_log_volatility"] >= validity.KHAT_SD_MAX
+    assert "fourth moment" in gate["sd_not_checkable_why"] and gate["worst_parameter_sd"] != "mean_log_volatility"
+
+    draws["mean_log_volatility"] = heavy_tailed(sv_truth, "mean_log_volatility", shift_sd=0.3)
+    gates = gates_for(draws, sv_truth, model_id=SV_ID)
+    assert gates["failed_gates"] == ["reference"]
+    assert gates["gates"]["reference"]["worst_parameter"] == "mean_log_volatility"
+
+
+def test_a_wrong_spread_of_a_light_tailed_quantity_still_fails_beside_a_heavy_tailed_one(sv_truth):
+    """The rule exempts the heavy-tailed quantity only: the persistence (normal draws) 1.3 times as spread fails
+    the sd check while the mean log volatility's sd is recorded as not checkable."""
+    draws = draws_like(sv_truth, model_id=SV_ID)
+    draws["mean_log_volatility"] = heavy_tailed(sv_truth, "mean_log_volatility")
+    truth = sv_truth["parameters"]["persistence_of_volatility"]
+    draws["persistence_of_volatility"] = truth["mean"] + 1.3 * (draws["persistence_of_volatility"] - truth["mean"])
+    gates = gates_for(draws, sv_truth, model_id=SV_ID)
+    gate = gates["gates"]["reference"]
+    assert gates["failed_gates"] == ["reference"] and gate["max_z"] < validity.K_REFERENCE
+    assert gate["worst_parameter_sd"] == "persistence_of_volatility" and gate["max_z_sd"] > validity.K_REFERENCE
+    assert list(gate["sd_not_checkable"]) == ["mean_log_volatility"]
+
+
+def test_light_tailed_draws_keep_every_sd_checked():
+    """k-hat of normal draws stays well below the limit: 500 independent normal quantities of 4 x 1,000 draws all
+    keep their sd check (none is exempted by chance)."""
+    from runner.metrics import tail_khats
+
+    khats = tail_khats({"x": np.random.default_rng(3).normal(size=(CHAINS, DRAWS, 500))}, ["x"])
+    assert len(khats) == 500 and max(khats.values()) < validity.KHAT_SD_MAX - 0.1
 
 
 def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
