@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import warnings
 
 import arviz_stats as az  # arviz's diagnostics without its plotting half (matplotlib): a second off every worker
@@ -11,6 +13,20 @@ from arviz_stats.base import array_stats
 
 from runner.engines import SampleResult
 from runner.records import RunMetrics
+
+
+def _drop_lazy_jax_placeholders() -> None:
+    """arviz_base puts lazy placeholder modules for ``jax`` and ``numpyro`` in ``sys.modules`` when imported.
+    scipy's array-API helpers, under arviz-stats' Pareto k-hat, read ``sys.modules["jax"].Array``, which loads the
+    placeholder: JAX would be imported into every Stan worker, and bundled Stan then refuses to fork a later
+    batch's chains (see ``runner.engines.stan``). Placeholders not yet loaded are dropped; a process that wants
+    JAX imports the real module."""
+    for name in ("jax", "numpyro"):
+        if isinstance(sys.modules.get(name), importlib.util._LazyModule):
+            del sys.modules[name]
+
+
+_drop_lazy_jax_placeholders()
 
 
 def _flat(dataset) -> dict[str, float]:

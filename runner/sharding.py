@@ -172,7 +172,8 @@ def short_nuts(spec: models.ModelSpec, sizes: dict, warmup: int = 100, draws: in
 
 
 def main(argv: list[str]) -> int:
-    """Every model with row-sharded data, at its tiny sharding sizes: the equality check; NUTS on the first.
+    """Every model with row-sharded data, at its tiny sharding sizes: the equality check; NUTS on the first
+    (``--warmup``, ``--draws``: its iterations, 100 each by default).
     ``--processes N --process-id I --coordinator HOST:PORT``: as one of N processes (each prints its report)."""
     import argparse
 
@@ -182,13 +183,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--coordinator", default=None, help="HOST:PORT of process 0")
+    parser.add_argument("--warmup", type=int, default=100, help="NUTS warmup iterations (default: %(default)s)")
+    parser.add_argument("--draws", type=int, default=100, help="NUTS draws (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.processes > 1:
         start_distributed(args.processes, args.process_id, args.coordinator)
     numpyro.enable_x64()
     sharded = [spec for spec in models.registry().values() if spec.shard_rows]
     report = {"comparisons": [compare(spec, spec.shard_sizes["tiny"]) for spec in sharded],
-              "nuts": [short_nuts(sharded[0], sharded[0].shard_sizes["tiny"])]}
+              "nuts": [short_nuts(sharded[0], sharded[0].shard_sizes["tiny"], args.warmup, args.draws)]}
     print(json.dumps(report))
     return 0
 

@@ -12,7 +12,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+from models import UsageError
+from runner.paths import cache_dir
+
+# JAX's persistent compilation cache for every JAX process of the session, not only the run workers (which set it in
+# runner.engines.jax_setup): this process and those the tests start (the sharding self-checks, the studies'
+# measurements) then share what another already compiled, e.g. the eager operations of NumPyro's initialisation
+# on the same tiny data. Set before any test module imports JAX; an unusable STANJAX_CACHE is left to its test.
+try:
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(cache_dir() / "jax"))
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+except UsageError:
+    pass
 
 # Whole files whose every test needs a compiled Stan program (test_stan_bundled.py marks its own).
 STAN_FILES = {
@@ -31,10 +46,11 @@ STAN_TESTS = {
 SLOW_FILES = {
     "test_sharding.py",     # NUTS and gradients on 8 simulated devices, in a subprocess (~30-50 s)
 }
-# Longest first (about 7, 3, 2, 1.5, 1.5, 1.5, 1 and 0.5 minutes beside another worker on 2 cores); the other
-# files keep their order after these.
-LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py", "test_faults.py",
-                 "test_density.py", "test_nightly.py", "test_stan_bundled.py", "test_sharding.py"]
+# Longest first (about 12, 5.5, 3.5, 3.5, 3, 3, 1.5 and 1.5 minutes, then about 1 each, beside another worker on a
+# loaded 2-core machine); the other files keep their order after these.
+LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py", "test_density.py",
+                 "test_sharding.py", "test_faults.py", "test_nightly.py", "test_stan_bundled.py", "test_check.py",
+                 "test_cli.py", "test_report.py"]
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects

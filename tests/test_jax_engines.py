@@ -11,22 +11,32 @@ from runner.config import Placement, RunConfig
 from runner.engines import get_engine
 from runner.engines.jax_setup import initial_points, start_jax
 from runner.metrics import summarise
+from runner.studies import ITERATIONS
+from runner.suites import SUITES
 
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 LOGISTIC = "covtype_synth-logistic_regression"
+
+
+# Each engine's settings here are those of a run another test makes of the same model (NUTS: the tiny suite's, as in
+# test_jax_engines_run_through_the_cli_and_pass_the_gates; ChEES: the chains study's 4-chain run at its tiny scale),
+# so the programs compiled here are the ones that run's worker finds in JAX's persistent cache, and not compiled twice.
+TRACE_SETTINGS = {"blackjax_nuts": (SUITES["tiny"]["warmup"], SUITES["tiny"]["draws"]),
+                  "blackjax_chees": ITERATIONS["tiny"]}
 
 
 @pytest.mark.parametrize("engine_name", ["blackjax_nuts", "blackjax_chees"])
 def test_blackjax_traces_warmup_and_sampling_once_each(engine_name):
     """One trace per phase: a second trace would be a silent recompilation inside the timed run."""
     spec = models.get(LOGISTIC)
-    config = RunConfig(size="tiny", chains=4, warmup=200, draws=300)
+    warmup, draws = TRACE_SETTINGS[engine_name]
+    config = RunConfig(size="tiny", chains=4, warmup=warmup, draws=draws)
     engine = get_engine(engine_name)
     result = engine.sample(engine.compile(spec), spec.data("tiny", 1), config, seed=5,
                            placement=Placement("cpu", "float64", "vectorized"))
     assert result.info["traces"] == {"warmup": 1, "sampling": 1}
-    assert result.draws["beta"].shape == (4, 300, 5)
-    assert result.stats.n_leapfrog.shape == (4, 300) and result.stats.n_leapfrog.min() >= 1
+    assert result.draws["beta"].shape == (4, draws, 5)
+    assert result.stats.n_leapfrog.shape == (4, draws) and result.stats.n_leapfrog.min() >= 1
     assert result.timings.compile_s > 0 and result.timings.warmup_s > 0 and result.timings.sampling_s > 0
     assert result.info["dtype"] == "float64" and result.info["chain_method"] == "vectorized"
     assert result.info["matmul_precision"] == "highest"  # never TF32 on a GPU

@@ -35,12 +35,18 @@ def test_short_nuts_run_works_on_sharded_data(self_check):
     assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == 100
 
 
+# The NUTS run of the two-process self-check: every leapfrog step all-reduces across the processes through gloo
+# (localhost TCP), so the default 100 + 100 iterations took ~20 s of each process, 20 + 20 about 2 s.
+TWO_PROCESS_NUTS = 20
+
+
 @pytest.fixture(scope="module")
 def two_processes():
     """The self-check as 2 JAX processes x 4 CPU devices (jax.distributed, gloo collectives), as on two hosts."""
     from runner.sharding import launch
 
-    return launch("runner.sharding", [], processes=2, devices_per_process=4)
+    iterations = ["--warmup", str(TWO_PROCESS_NUTS), "--draws", str(TWO_PROCESS_NUTS)]
+    return launch("runner.sharding", iterations, processes=2, devices_per_process=4)
 
 
 @pytest.mark.slow
@@ -51,7 +57,7 @@ def test_two_processes_give_the_single_process_log_density_and_gradient(two_proc
             assert comparison["max_relative_value_error"] <= 1e-12
             assert comparison["max_relative_gradient_error"] <= 1e-12
         (nuts,) = report["nuts"]
-        assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == 100
+        assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == TWO_PROCESS_NUTS
 
 
 @pytest.mark.slow
