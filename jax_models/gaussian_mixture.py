@@ -3,10 +3,12 @@ import numpyro
 import numpyro.distributions as dist
 
 
-def gaussian_mixture(N, K, N_labelled, y=None, y_labelled=None, z_labelled=None):
+def gaussian_mixture(N, K, N_labelled, labelled_centre, y=None, y_labelled=None, z_labelled=None):
     w = numpyro.sample("w", dist.Dirichlet(jnp.full(K, 4.0)))
-    # the labelled observations identify the components: no ordering constraint
-    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0).expand([K]).to_event(1))
+    # locations measured from the labelled centres (a shift: mu ~ normal(0, 5)); the labelled observations
+    # identify the components, so no ordering constraint
+    mu_offset = numpyro.sample("mu_offset", dist.Normal(-labelled_centre, 5.0).to_event(1))
+    mu = numpyro.deterministic("mu", labelled_centre + mu_offset)
     sigma = numpyro.sample("sigma", dist.LogNormal(0.0, 1.0).expand([K]).to_event(1))
     with numpyro.plate("labelled", N_labelled):
         # the data block numbers components from 1, as Stan does

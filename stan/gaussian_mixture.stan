@@ -5,11 +5,15 @@ data {
   int<lower=0> N_labelled;  // observations with their component's label
   vector[N_labelled] y_labelled;
   array[N_labelled] int<lower=1, upper=K> z_labelled;
+  vector[K] labelled_centre;  // each component's labelled observations' mean (0 where it has none)
 }
 parameters {
   simplex[K] w;  // mixing weights
-  vector[K] mu;  // locations (the labelled observations identify the components)
+  vector[K] mu_offset;  // locations measured from the labelled centres (unit Jacobian: a shift)
   vector<lower=0>[K] sigma;  // scales
+}
+transformed parameters {
+  vector[K] mu = labelled_centre + mu_offset;  // locations (the labelled observations identify the components)
 }
 model {
   matrix[N, K] log_terms;  // log w[k] + log normal(y[n] | mu[k], sigma[k]), one column per component
@@ -17,7 +21,7 @@ model {
     log_terms[:, k] = log(w[k]) - log(sigma[k]) - 0.5 * square((y - mu[k]) / sigma[k]);
   }
   w ~ dirichlet(rep_vector(4, K));
-  mu ~ normal(0, 5);
+  mu_offset ~ normal(-labelled_centre, 5);  // mu ~ normal(0, 5)
   sigma ~ lognormal(0, 1);
   z_labelled ~ categorical(w);
   y_labelled ~ normal(mu[z_labelled], sigma[z_labelled]);
