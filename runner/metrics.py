@@ -77,10 +77,28 @@ def pareto_khat(draws: np.ndarray) -> np.ndarray:
     # arviz-stats raises on a constant tail: such scalars are fitted on stand-in draws, then set to NaN
     stand_in = np.arange(draws.shape[0] * draws.shape[1], dtype=float)
     stand_in = stand_in.reshape(draws.shape[:2] + (1,) * (draws.ndim - 2))
+    prepared = np.where(degenerate, stand_in, draws)
+    try:
+        khat = _arviz_khat(prepared)
+    except ValueError:  # a constant tail in varying draws (a stuck chain repeating its extreme): scalar by scalar
+        scalars = prepared.reshape(prepared.shape[:2] + (-1,))
+        khat = np.array([_arviz_khat_or_nan(scalars[:, :, i]) for i in range(scalars.shape[2])])
+        khat = khat.reshape(prepared.shape[2:])
+    return np.where(degenerate, np.nan, np.asarray(khat, dtype=float))
+
+
+def _arviz_khat(draws: np.ndarray) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # arviz-stats warns on short tails; the estimate is still its own
-        khat = array_stats.pareto_khat(np.where(degenerate, stand_in, draws), chain_axis=0, draw_axis=1)
-    return np.where(degenerate, np.nan, np.asarray(khat, dtype=float))
+        return array_stats.pareto_khat(draws, chain_axis=0, draw_axis=1)
+
+
+def _arviz_khat_or_nan(draws: np.ndarray) -> float:
+    """One scalar's k-hat; NaN where arviz-stats cannot fit a tail ("All tail values are the same")."""
+    try:
+        return float(_arviz_khat(draws))
+    except ValueError:
+        return np.nan
 
 
 def tail_khats(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, float]:

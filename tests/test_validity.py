@@ -161,6 +161,19 @@ def test_light_tailed_draws_keep_every_sd_checked():
     assert len(khats) == 500 and max(khats.values()) < validity.KHAT_SD_MAX - 0.1
 
 
+def test_a_constant_tail_gives_a_nan_khat_not_a_failed_run():
+    """A stuck chain repeating its extreme value leaves a constant tail in varying draws, on which arviz-stats
+    raises ("All tail values are the same"; a tiny centred eight-schools run crashed on it): that scalar's k-hat is
+    NaN (its sd stays checked), the others' are still estimated."""
+    from runner.metrics import tail_khats
+
+    draws = np.random.default_rng(4).normal(size=(CHAINS, DRAWS, 3))
+    stuck = draws[..., 1]
+    stuck[stuck > np.quantile(stuck, 0.7)] = stuck.max()
+    khats = tail_khats({"x": draws}, ["x"])
+    assert np.isnan(khats["x[2]"]) and np.isfinite(khats["x[1]"]) and np.isfinite(khats["x[3]"])
+
+
 def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
     """inference-gym states no MCSE of its sds: the gate scales its mean's standard error as the run's MCSEs scale,
     so heavy tails (a larger mcse_sd / mcse_mean in the run) widen it; a stated one is kept."""
