@@ -8,14 +8,24 @@ import models
 from reports.build import build
 from runner import records
 from runner.cli import main
+from runner.commands import run as run_command
 
 pytestmark = pytest.mark.slow
+
+
+# The campaign's sampler entropy, fixed here so that every test run draws the same seeds: at tiny size a
+# funnel-prone target fails a gate by chance in some runs (the centred eight schools on Stan: 1 of 12 fresh
+# campaigns here, R-hat 1.013), which would make this test fail at random. Validity over fresh seeds is what the
+# campaigns under results/ measure, 3 repeats a model.
+ENTROPY = 20261124
 
 
 @pytest.fixture(scope="module")
 def tiny_campaign(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
-    exit_code = main(["run", "--suite", "tiny", "--out", str(out / "results")])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run_command, "campaign_entropy", lambda: ENTROPY)
+        exit_code = main(["run", "--suite", "tiny", "--out", str(out / "results")])
     return exit_code, records.read(out / "results"), out
 
 
