@@ -119,6 +119,10 @@ class ModelSpec:
     # names), summarised and gated like the parameters: a target's own quantities where the model samples another,
     # better-conditioned parameterisation of them. The density check compares the parameters alone.
     quantities: tuple[Parameter, ...] = ()
+    # NUTS's target acceptance (Stan's adapt_delta) for this posterior on every engine, where the runs' 0.8 leaves
+    # rare divergent runs that an expert of each tool would answer by raising it (the S&P 500 volatility). Part of
+    # the run's settings (``RunConfig.for_model``), so of its config hash. None: the runs' own.
+    target_accept: float | None = None
     # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
     # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
     home: Path | None = None

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -45,6 +45,10 @@ class RunConfig:
         if not self.superchains:
             return None
         return [chain // (self.chains // self.superchains) for chain in range(self.chains)]
+
+    def for_model(self, spec) -> RunConfig:
+        """These settings for runs of ``spec`` (a ModelSpec): with its own target acceptance where it declares one."""
+        return replace(self, target_accept=spec.target_accept) if spec.target_accept else self
 
     def as_dict(self) -> dict:
         """The settings; ``resize`` only when used, so hashes of preset-size runs stay what they were."""

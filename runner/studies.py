@@ -62,7 +62,7 @@ def data_size_jobs(study: Study, scale: str, engines, placement, max_n: int | No
     for spec in study.models():
         size = "tiny" if scale == "tiny" else "default"
         for n in [n for n in study.grids[scale] if max_n is None or n <= max_n]:
-            config = RunConfig(size=size, warmup=warmup, draws=draws, resize=((spec.n_key, n),))
+            config = RunConfig(size=size, warmup=warmup, draws=draws, resize=((spec.n_key, n),)).for_model(spec)
             jobs += [Job(spec.id, engine, config, 0, *placement(engine, None, config.chains)) for engine in engines]
     return jobs
 
@@ -71,7 +71,7 @@ def chains_jobs(study: Study, scale: str, engines, placement, max_n: int | None)
     """Every (model, chain count, engine), chains vectorised, at the small preset (tiny at the tiny scale)."""
     warmup, draws = ITERATIONS[scale]
     size = "tiny" if scale == "tiny" else "small"
-    return [Job(spec.id, engine, RunConfig(size=size, chains=chains, warmup=warmup, draws=draws), 0,
+    return [Job(spec.id, engine, RunConfig(size=size, chains=chains, warmup=warmup, draws=draws).for_model(spec), 0,
                 *placement(engine, "vectorized", chains))
             for spec in study.models() for chains in study.grids[scale] for engine in engines if engine != RWMH]
 

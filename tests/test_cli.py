@@ -55,6 +55,17 @@ def _plan(*argv):
                                            "eight_schools-eight_schools_noncentered", *argv]))
 
 
+def test_a_model_declaring_its_target_acceptance_runs_it_on_every_engine_and_others_keep_the_runs():
+    sp500, eight = "gym_sp500-stochastic_volatility_sp500", "eight_schools-eight_schools_noncentered"
+    jobs = _plan(sp500, "--engines", "stan", "numpyro", "blackjax_nuts")
+    accept = {(job.model_id, job.engine): job.config.target_accept for job in jobs}
+    assert accept == {(sp500, "stan"): 0.9, (sp500, "numpyro"): 0.9, (sp500, "blackjax_nuts"): 0.9,
+                      (eight, "stan"): 0.8, (eight, "numpyro"): 0.8, (eight, "blackjax_nuts"): 0.8}
+    hashes = {job.model_id: job.config.hash() for job in jobs}
+    assert hashes[sp500] != hashes[eight]  # another setting, another measurement: never pooled with 0.8 runs
+    assert len({job.config.hash() for job in jobs if job.model_id == sp500}) == 1  # the engines stay paired
+
+
 def test_device_policy_on_the_cpu():
     jobs = {job.engine: job.placement for job in _plan("--engines", "stan", "numpyro", "blackjax_nuts")}
     assert (jobs["stan"].device, jobs["stan"].precision) == ("cpu", "float64")

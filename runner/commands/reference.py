@@ -67,7 +67,7 @@ def main(args) -> int:
                               "--max-batches", str(args.max_batches)])
         print(f"reference: {spec.id} ({args.size}) ...", flush=True)
         try:
-            reference = references.generate(spec, config, command, args.engine, args.target_mcse,
+            reference = references.generate(spec, config.for_model(spec), command, args.engine, args.target_mcse,
                                             args.max_batches, progress=lambda line: print(line, flush=True))
         except references.NotConverged as err:  # a model that does not mix: said, not a traceback
             print(f"reference: {err}", file=sys.stderr)

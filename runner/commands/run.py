@@ -160,7 +160,7 @@ def plan(args) -> list[Job]:
     configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
                          draws=settings["draws"], seed=args.seed) for size in sizes]
     entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do
-    return [Job(spec.id, engine, config, repeat,
+    return [Job(spec.id, engine, config.for_model(spec), repeat,
                 with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
                 front_ends[engine], entropy, cores)
             for config in configs for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
