@@ -102,6 +102,7 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
             cold_known = not (a.compile_cached.all() or b.compile_cached.all())
             pairings.setdefault((problem["machine"], problem["size"], num, den), []).append({
                 **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")},
+                "newest": max(a.created.max(), b.created.max()),
                 "repeats": (len(a), len(b)),
                 "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
                 "warm_values": (a.ess_per_s.tolist(), b.ess_per_s.tolist()),
@@ -109,6 +110,7 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
             })
     out = []
     for (machine, size, num, den), entries in sorted(pairings.items()):
+        entries = newest_per_model(entries)
         warm, warm_geo = ratios_with_geomean([e["warm_values"] for e in entries])
         with_cold = [e for e in entries if e["cold_values"]]
         cold, cold_geo = ratios_with_geomean([e["cold_values"] for e in with_cold]) if with_cold else ([], None)
@@ -123,6 +125,17 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
                     "warm": warm_geo, "cold": cold_geo, "cold_models": len(with_cold),
                     "single_repeat": all(max(m["repeats"]) == 1 for m in models)})
     return out
+
+
+def newest_per_model(entries: list[dict]) -> list[dict]:
+    """One entry per model, so a geometric mean counts each model once: where a model has valid pairs under
+    several settings or data on one machine and size (its spec changed its target acceptance, say), the pair with
+    the newest runs, its current ones; the others stay in the run tables."""
+    newest: dict[str, dict] = {}
+    for entry in entries:
+        if entry["model_id"] not in newest or entry["newest"] > newest[entry["model_id"]]["newest"]:
+            newest[entry["model_id"]] = entry
+    return [entry for entry in entries if newest[entry["model_id"]] is entry]
 
 
 def left_out(here: pd.DataFrame, num: str, den: str, paired: set[str]) -> list[dict]:

@@ -124,6 +124,30 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
     assert checked > 20
 
 
+def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_path, fixture_records):
+    """A model whose settings changed (another config hash, later runs, here NumPyro twice as fast): the
+    geometric mean counts it once, with the newer pair; both stay in the run table."""
+    eight = "eight_schools-eight_schools_noncentered"
+    newer = [replace(r, config_hash="0123456789ab", run_id=f"{r.run_id}-newer", created="2026-12-01T00:00:00+00:00",
+                     metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (2 if r.engine == "numpyro" else 1)))
+             for r in fixture_records if r.model_id == eight and r.valid]
+
+    def jax_cpu_vs_stan_cpu(recs, name):
+        (tmp_path / name).mkdir()
+        build(write(tmp_path / name, recs), tmp_path / name / "report")
+        headline = json.loads((tmp_path / name / "report" / "summary.json").read_text())["headline"]
+        return next(c for c in headline if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU"))
+
+    before, after = jax_cpu_vs_stan_cpu(fixture_records, "before"), jax_cpu_vs_stan_cpu([*fixture_records, *newer],
+                                                                                        "after")
+    ids = [m["model_id"] for m in after["models"]]
+    assert len(ids) == len(set(ids)) == len(before["models"])
+    (old,), (new,) = ([m for m in c["models"] if m["model_id"] == eight] for c in (before, after))
+    assert new["config_hash"] == "0123456789ab" and new["warm"]["value"] == pytest.approx(2 * old["warm"]["value"])
+    runs = pd.read_csv(tmp_path / "after" / "report" / "runs.csv")
+    assert (runs.model_id == eight).sum() == len([r for r in fixture_records if r.model_id == eight]) + len(newer)
+
+
 def test_strings_from_records_are_escaped(tmp_path, fixture_records):
     crafted = replace(fixture_records[0], status="error", error="<script>alert('x')</script>", metrics=None,
                       timings=None, run_id="crafted", model_id="<b>bold</b>-model", valid=False,
