@@ -9,7 +9,8 @@ UV_VERSION := 0.9.30
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test test-fast precompile browser results-report docker-test lock clean
+.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry
+space := $(subst ,, )
 
 install: $(INSTALLED)
 
@@ -70,6 +71,18 @@ lock-cuda:
 	  --python-version 3.12 --python-platform linux --generate-hashes --custom-compile-command "make lock-cuda" \
 	  -c requirements.lock - -o requirements-cuda.lock
 
+# The locked wheels a borrowed GPU box lacks (its image has Python 3.12, JAX with CUDA, NumPy, SciPy, pandas,
+# matplotlib, rich, jinja2, aiohttp, xarray, optax; no internet): downloaded here into .gpu-carry/ for the device
+# tool to carry (42 MB, httpstan 35 of them); docker/gpu-step.sh puts them on its PYTHONPATH there. README: "On a borrowed GPU".
+GPU_CARRY := appdirs arviz arviz-base arviz-plots arviz-stats blackjax clikit cmdstanpy crashtest httpstan \
+  inference-gym lazy-loader marshmallow msgspec numpyro orjson pastel pylev pystan stanio webargs xarray-einstats
+gpu-carry: $(INSTALLED)
+	grep -E "^($(subst $(space),|,$(strip $(GPU_CARRY))))==" requirements.lock | sed 's/ .*//' > .gpu-carry.txt
+	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+	  -d .gpu-carry -r .gpu-carry.txt
+	rm .gpu-carry.txt
+
 # Regenerate requirements.lock from pyproject.toml (needs PyPI); uv runs from its own throwaway venv.
 lock:
 	$(PYTHON) -m venv .venv-lock
@@ -77,4 +90,4 @@ lock:
 	.venv-lock/bin/uv pip compile --python-version 3.12 --extra test --generate-hashes pyproject.toml -o requirements.lock
 
 clean:
-	rm -rf $(VENV) .venv-lock out build .cache
+	rm -rf $(VENV) .venv-lock out build .cache .gpu-carry

@@ -61,6 +61,7 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             # Every scalar timing and metric the record type declares: a new one reaches runs.csv by itself.
             **{name: getattr(timings, name) if timings else None for name in SCALAR_TIMINGS},
             **{name: getattr(metrics, name) if metrics else None for name in SCALAR_METRICS},
+            **energy_columns(r.energy, r.device),
             "error": r.error, "run_id": r.run_id,
         })
     runs = pd.DataFrame(rows)
@@ -68,7 +69,23 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
     # ESS/s = ESS per gradient × gradients per second while sampling × share of the run spent sampling
     runs["gradients_per_s"] = 1000 / runs.ms_per_gradient
     runs["sampling_share"] = runs.sampling_s / runs.sampler_s
+    runs["ess_per_joule"] = runs.min_ess_bulk / runs.joules.astype(float)
     return runs
+
+
+def energy_columns(energy: records.RunEnergy | None, device: str) -> dict:
+    """A run's joules summed over the sources that measured them and that it used (a GPU run: the GPUs and CPU
+    packages; a CPU run: the CPU packages, not an idle GPU beside it) and their names; None where none did (or a
+    counter had not ticked), so its ESS per joule is "not measured", never a cost of 0 J. Peak memory: the
+    worker's host memory, and the largest of its GPUs'."""
+    sources = energy.sources if energy else {}
+    joules = {name: s.joules for name, s in sources.items()
+              if s.joules is not None and (device == "gpu" or name.startswith("cpu"))}
+    gpu_memory = [s.peak_memory_mib for s in sources.values() if s.peak_memory_mib is not None]
+    total = sum(joules.values())
+    return {"joules": total if total > 0 else None, "energy_sources": " + ".join(joules),
+            "peak_host_memory_mib": energy.peak_host_memory_mib if energy else None,
+            "peak_gpu_memory_mib": max(gpu_memory) if gpu_memory else None}
 
 
 def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
@@ -86,6 +103,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     ok = runs[runs.valid]
     summary = ok.groupby(keys, sort=True).agg(
         repeats=("repeat", "count"), ess_per_s=("ess_per_s", "median"), ess_per_s_cold=("ess_per_s_cold", "median"),
+        ess_per_joule=("ess_per_joule", "median"),
         ms_per_gradient=("ms_per_gradient", "median"), compile_s=("compile_s", "max"),
         compile_always_cached=("compile_cached", "all"),
         user_s=("user_s", "median"), sampler_s=("sampler_s", "median"),
@@ -238,6 +256,7 @@ def environment(markdown: bool) -> jinja2.Environment:
                              finalize=markdown_cell if markdown else None)
     env.filters["fmt"] = numbers.number
     env.filters["count"] = numbers.count
+    env.filters["measured"] = numbers.measured
     env.filters["times"] = numbers.times
     return env
 

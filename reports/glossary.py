@@ -35,6 +35,10 @@ TERMS = (
     ("ESS/s", "Minimum bulk ESS ÷ user seconds (warmup and sampling), compile excluded. It factors exactly, run by "
      "run, into ESS per gradient (the sampler) × gradients per second while sampling (a gradient's cost) × the "
      "share of the run spent sampling (the rest is warmup)."),
+    ("ESS per joule", "Minimum bulk ESS ÷ the joules of the run's metered span (the sample call: warmup and "
+     "sampling, and a JAX engine's JIT compile, which happens inside it), summed over the sources the worker could "
+     "read: every GPU through NVML and every CPU package through RAPL, whole devices, other processes' work "
+     "included. “Not measured” where none could be read (no NVML, RAPL absent or readable by root only)."),
     ("warm, cold", "Warm: compile time excluded. Cold: each repeat also pays the uncached compile time measured "
      "for that engine and model (“not measured” when every run compiled from a cache)."),
     ("user s, sampler s", "Two clocks kept alike for every engine. User seconds: data handed over until the draws "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 MISSING = "–"
+NOT_MEASURED = "not measured"
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -29,6 +30,13 @@ def number(value, digits: int = 3) -> str:
     if exponent >= 12:
         return f"{rounded / 10 ** exponent:.{digits - 1}f} × 10{str(exponent).translate(SUPERSCRIPTS)}"
     return f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
+
+
+def measured(value, digits: int = 3) -> str:
+    """A quantity only some runs measure (energy): where one did not, "not measured", never "–" or 0."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return NOT_MEASURED
+    return number(value, digits)
 
 
 def count(value) -> str:

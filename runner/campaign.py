@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -60,12 +61,13 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
 
 def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
     """The worker's part of the record, or ``status`` and the last lines of its output when it failed; with the
-    load of the machine beside it either way."""
+    load of the machine beside it either way (on the job's own cores where it was pinned to some)."""
+    core_ids = job_core_ids(job)
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
         job_file.write_text(json.dumps(job.as_dict()))
         log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.config.hash()}.{job.repeat}.log"
-        before = load_sample()
+        before = load_sample(core_ids)
         start = time.perf_counter()
         with open(log_file, "w") as log:
             # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains); the
@@ -74,15 +76,18 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                     env={"OPENBLAS_NUM_THREADS": str(job.blas_threads()), **records.worker_env(),
                                          "STANJAX_CAMPAIGN_PID": str(os.getpid())})
+            worker_cpu_s = 0.0
             try:
-                returncode = proc.wait(timeout=timeout_s)
-                status = "ok" if returncode == 0 and result_file.exists() else "error"
+                worker_cpu_s = _wait(proc, timeout_s)
+                status = "ok" if proc.returncode == 0 and result_file.exists() else "error"
             except subprocess.TimeoutExpired:
                 status = "timeout"
             finally:
-                _kill_group(proc)  # whatever it left running; nothing when the group has ended
+                worker_cpu_s += _kill_group(proc)  # whatever it left running; nothing when the group has ended
         wall_s = time.perf_counter() - start
-        load = machine_load(before, load_sample(), wall_s)
+        after = load_sample(core_ids)
+        after["ours_s"] += worker_cpu_s
+        load = machine_load(before, after, wall_s)
         if status == "ok":
             return {"status": "ok", "wall_s": wall_s, "load": load, **json.loads(result_file.read_text())}
     tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
@@ -96,27 +101,53 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
             **validity.failed_run()}
 
 
+def job_core_ids(job: Job) -> list[int] | None:
+    """The CPUs a job's worker is pinned to (as runner.worker pins it); None for an unpinned job."""
+    if not job.cores:
+        return None
+    return sorted(os.sched_getaffinity(0))[job.first_core:job.first_core + job.cores]
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float) -> float:
+    """Wait for the worker; its CPU seconds (its own and its reaped children's: Stan's chains), from wait4, so a
+    run's load counts this worker alone as ours even while another lane's worker runs beside it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        time.sleep(0.01)
+
+
 # A run is flagged as measured on a loaded machine when other processes kept, on average over its wall time, more
 # than this many cores busy.
 LOADED_CORES = 0.25
 
 
-def load_sample() -> dict:
-    """What :func:`machine_load` needs at one instant: the machine's busy CPU seconds since boot (/proc/stat; None
-    where unreadable), this process's and its reaped children's CPU seconds, the 1-minute load average."""
+def load_sample(core_ids: list[int] | None = None) -> dict:
+    """What :func:`machine_load` needs at one instant: the busy CPU seconds since boot of ``core_ids`` (every CPU
+    for None; /proc/stat; None where unreadable), this process's CPU seconds (a run's worker's are added after
+    it ends), the 1-minute load average."""
     try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-        busy = (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+        lines = Path("/proc/stat").read_text().splitlines()
+        wanted = {"cpu"} if core_ids is None else {f"cpu{core}" for core in core_ids}
+        rows = [[int(x) for x in line.split()[1:9]] for line in lines if line.split(maxsplit=1)[0] in wanted]
+        if len(rows) != len(wanted):
+            raise ValueError("a CPU missing from /proc/stat")
+        busy = sum(sum(f) - f[3] - f[4] for f in rows) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
     except (OSError, ValueError, IndexError):
         busy = None
-    ours = sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-               for field in ("ru_utime", "ru_stime"))
-    return {"busy_s": busy, "ours_s": ours, "load_average": os.getloadavg()[0]}
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"busy_s": busy, "ours_s": usage.ru_utime + usage.ru_stime, "load_average": os.getloadavg()[0]}
 
 
 def machine_load(before: dict, after: dict, wall_s: float) -> dict:
-    """How busy the machine was with other work during a run: the cores that processes other than this campaign
-    and its worker (Stan's chains included, once reaped) kept busy on average, and the load averages."""
+    """How busy the machine (or the run's own cores) was with other work during a run: the cores that processes
+    other than this campaign and the run's worker (Stan's chains included) kept busy on average, and the load
+    averages."""
     others = None
     if before["busy_s"] is not None and after["busy_s"] is not None and wall_s > 0:
         others = max(0.0, (after["busy_s"] - before["busy_s"]) - (after["ours_s"] - before["ours_s"])) / wall_s
@@ -153,36 +184,59 @@ def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -
     return 128 + signum
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the worker's process group, then reap the worker."""
+def _kill_group(proc: subprocess.Popen) -> float:
+    """SIGKILL the worker's process group, then reap the worker if it is still there: its CPU seconds, or 0 when
+    it had already been reaped."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    proc.wait()
+    if proc.returncode is not None:
+        return 0.0
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Recorder:
+    """Runs jobs and appends each one's record as it finishes, into ``out_dir``'s results file, under one campaign
+    ID and log folder; safe to call from several threads (lanes that run at once on disjoint cores)."""
+
+    def __init__(self, out_dir: Path, timeout_s: float, written: list[RunRecord]):
+        self.campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.results_file = out_dir / records.RESULTS_FILE
+        self.log_dir = out_dir / "logs" / self.campaign_id
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.timeout_s, self.written = timeout_s, written
+        self._lock = threading.Lock()
+
+    def run(self, job: Job, study: str = "", timeout_s: float | None = None) -> RunRecord:
+        """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record; a failed job
+        becomes a record too. ``study`` names the scaling study the run belongs to ("" for campaigns)."""
+        outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir)
+        record = msgspec.convert({**base_record(job, self.campaign_id, study), **outcome}, RunRecord,
+                                 from_attributes=True)
+        with self._lock:
+            try:
+                records.append(self.results_file, record)
+            except OSError as err:  # a full disk, say: what is on disk stays readable; say so in one line
+                raise records.RecordsError(f"cannot append to {self.results_file}: {err.strerror or err}; "
+                                           f"{len(self.written)} run(s) of this campaign recorded before") from None
+            self.written.append(record)
+        return record
 
 
 def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[RunRecord],
                  study: str = "") -> None:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
     record and the campaign goes on. ``study`` names the scaling study the runs belong to ("" for campaigns)."""
-    campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-    results_file = out_dir / records.RESULTS_FILE
-    log_dir = out_dir / "logs" / campaign_id
-    log_dir.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder(out_dir, timeout_s, written)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with stopped_by(signal.SIGTERM), Progress(*columns, transient=False) as progress:
         task = progress.add_task("starting", total=len(jobs))
         for job in jobs:
             progress.update(task, description=job.label())
-            record = msgspec.convert({**base_record(job, campaign_id, study), **run_one(job, timeout_s, log_dir)},
-                                     RunRecord, from_attributes=True)
-            try:
-                records.append(results_file, record)
-            except OSError as err:  # a full disk, say: what is on disk stays readable; say so in one line
-                raise records.RecordsError(f"cannot append to {results_file}: {err.strerror or err}; "
-                                           f"{len(written)} run(s) of this campaign recorded before") from None
-            written.append(record)
+            record = recorder.run(job, study)
             if record.status != "ok":
                 progress.console.print(f"[red]{record.status}[/red]: {job.label()} (log: {record.log})")
             progress.advance(task)

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import check, compare, compile, history, nightly, reference, report, run, study
+from runner.commands import campaign, check, compare, compile, history, nightly, reference, report, run, study
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, check, study, report, compare, nightly, history, reference, compile):
+    for module in (run, check, study, campaign, report, compare, nightly, history, reference, compile):
         module.add_parser(verbs)
     return parser
 

@@ -125,6 +125,9 @@ class Job:
     front_end: str = ""
     entropy: int = 0  # the campaign's (``campaign_entropy``): with the seed and repeat it makes the sampler seed
     cores: int = 0  # CPU cores the worker is pinned to (the first usable ones); 0: all usable, unpinned
+    # Where its cores start among the usable ones: streams that share a box (a GPU campaign's GPU and CPU lanes)
+    # get disjoint cores. Not part of the key: which cores, not how many, changes nothing a run measures.
+    first_core: int = 0
 
     @property
     def device(self) -> str:
@@ -155,10 +158,10 @@ class Job:
     def as_dict(self) -> dict:
         return {"model_id": self.model_id, "engine": self.engine, "front_end": self.front_end,
                 **asdict(self.placement), "repeat": self.repeat, "config": self.config.as_dict(),
-                "entropy": self.entropy, "cores": self.cores}
+                "entropy": self.entropy, "cores": self.cores, "first_core": self.first_core}
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
         placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")})
         return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"],
-                   d["entropy"], d["cores"])
+                   d["entropy"], d["cores"], d.get("first_core", 0))

@@ -233,6 +233,29 @@ class MachineLoad(msgspec.Struct, kw_only=True):
     loaded: bool
 
 
+class SourceEnergy(msgspec.Struct, kw_only=True):
+    """What one power source measured over a run's metered span (:mod:`runner.energy`): joules and mean watts
+    (joules ÷ the span's seconds) from the readings it gave, or ``missing``, why it gave none (a missing sensor is
+    never recorded as 0 J); a GPU's peak memory in use, every process's, as NVML reports it."""
+
+    joules: float | None
+    mean_watts: float | None
+    samples: int
+    missing: str = ""
+    peak_memory_mib: float | None = None
+
+
+class RunEnergy(msgspec.Struct, kw_only=True):
+    """The energy of a run's metered ``span`` (named in words: which calls it covers) of ``wall_s`` seconds, per
+    power source (GPUs through NVML, CPU packages through RAPL); and the worker's peak resident host memory over
+    its life, or its largest finished child's where larger (Stan's chains are forked children)."""
+
+    span: str
+    wall_s: float
+    sources: dict[str, SourceEnergy]
+    peak_host_memory_mib: float | None
+
+
 class MeasurementKey(NamedTuple):
     """What makes runs repeats of one measurement, and so comparable: the same machine, study, model, sizes,
     sampler settings and data, and the same engine setup (its label: engine, front end, device, precision,
@@ -262,8 +285,10 @@ def sizes_text(sizes: dict[str, int] | None) -> str:
 class RunRecord(msgspec.Struct, kw_only=True):
     """One run of one (model, engine setup, sampler settings, repeat): the schema of ``results.jsonl``.
 
-    Written by the campaign (identity, provenance) and the worker (timings, metrics, gates); read back through
-    :func:`read`, which upgrades older schemas (:data:`MIGRATIONS`) and refuses what does not fit this type."""
+    Written by the campaign (identity, provenance) and the worker (timings, metrics, gates, energy, the cores it
+    ran on); read back through :func:`read`, which upgrades older schemas (:data:`MIGRATIONS`) and refuses what
+    does not fit this type. Fields added with a default (``core_ids``, ``energy``, ``load``) need no new schema
+    version: an older record reads as not having measured them, and an older stanjax ignores them."""
 
     schema_version: int = SCHEMA_VERSION
     kind: Literal["run"] = "run"
@@ -281,6 +306,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     chain_method: str
     threads_per_chain: int = 1  # Stan's within-chain threads (reduce_sum); 1 for JAX engines (see engine_info)
     cores: int | None = None  # CPU cores the run's worker was pinned to; None: recorded before runs were pinned
+    core_ids: list[int] | None = None  # which CPUs the worker ran on (all usable ones if unpinned); None: not recorded
     repeat: int
     config: RunConfig
     config_hash: str
@@ -296,6 +322,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     timings: RunTimings | None = None
     sampler: dict[str, Any] | None = None
     metrics: RunMetrics | None = None
+    energy: RunEnergy | None = None  # None: a failed run, or measured before energy was recorded
     valid: bool
     failed_gates: list[str]
     gates: dict[str, dict[str, Any]]

@@ -15,6 +15,7 @@ which of a model's size entries is its N, are facts of the model (``ModelSpec.st
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -194,7 +195,10 @@ def main(argv: list[str]) -> int:
     """``python -m runner.studies rwmh SCALE CHAINS BACKEND`` or ``devices SCALE [--processes N --process-id I
     --coordinator HOST:PORT]``: one JSON line to stdout.
 
-    A fresh process per measurement, as for runs: the device count and precision are fixed at JAX start-up."""
+    A fresh process per measurement, as for runs: the device count and precision are fixed at JAX start-up.
+    ``STANJAX_CPUS`` (e.g. "2,3"): the CPUs it runs on, pinned before JAX starts (a GPU campaign's lanes)."""
+    if os.environ.get("STANJAX_CPUS"):
+        os.sched_setaffinity(0, [int(cpu) for cpu in os.environ["STANJAX_CPUS"].split(",")])
     if argv[0] == "rwmh":
         print(json.dumps(rwmh_measurement(argv[1], int(argv[2]), argv[3])))
     else:

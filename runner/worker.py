@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 import models
-from runner import references, validity
+from runner import energy, references, validity
 from runner.config import Job
 from runner.engines import get_engine
 from runner.metrics import summarise
@@ -40,21 +40,29 @@ def _planted_fault(engine: str) -> None:
             time.sleep(60)
 
 
-def pin_to_cores(cores: int) -> None:
-    """Run on the first ``cores`` CPUs this process may use (0: all of them), before any engine starts: XLA's and
-    TBB's thread pools size themselves from this mask, and Stan's chains inherit it."""
+def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
+    """Run on ``cores`` of the CPUs this process may use, from the ``first_core``-th on (0 cores: all of them),
+    before any engine starts: XLA's and TBB's thread pools size themselves from this mask, and Stan's chains
+    inherit it. Returns the CPUs it runs on, for the record (``core_ids``)."""
     if cores:
-        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[first_core:first_core + cores])
+    return sorted(os.sched_getaffinity(0))
+
+
+# What the energy meter spans: the sample call, whose JAX engines compile inside it (Stan compiles before it).
+METERED_SPAN = "engine.sample: warmup, sampling and, for JAX engines, their JIT compile"
 
 
 def run_job(job: Job) -> dict:
-    """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates)."""
+    """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates,
+    the sample call's energy)."""
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
     engine = get_engine(job.engine, job.front_end)
     handle = engine.compile(spec, job.placement)
-    result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
+    with energy.Meter(METERED_SPAN) as meter:
+        result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
     for parameter in spec.summarised:
         expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
@@ -82,6 +90,7 @@ def run_job(job: Job) -> dict:
         },
         "sampler": {"step_size": result.stats.step_size},
         "metrics": msgspec.to_builtins(metrics),
+        "energy": msgspec.to_builtins(meter.result),
         **gates,
     }
 
@@ -111,8 +120,8 @@ def main(argv: list[str]) -> int:
     job_path, record_path = map(Path, argv)
     die_with_the_campaign(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
-    pin_to_cores(job.cores)
-    record = run_job(job)
+    core_ids = pin_to_cores(job.cores, job.first_core)
+    record = {**run_job(job), "core_ids": core_ids}
     record_path.write_text(json.dumps(record))
     return 0
 

@@ -259,9 +259,9 @@ def gpu_count() -> int:
     raise UsageError(f"JAX's GPU platform failed to start: {answer['error'].splitlines()[0]}")
 
 
-def check_gpu_visible() -> None:
+def check_gpu_visible(asked: str = "--device gpu") -> None:
     if gpu_count() == 0:
-        raise UsageError("--device gpu: JAX sees no GPU on this machine (install jax[cuda] and check "
+        raise UsageError(f"{asked}: JAX sees no GPU on this machine (install jax[cuda] and check "
                          "nvidia-smi); refusing to fall back to the CPU")
 
 

@@ -1,0 +1,187 @@
+"""``stanjax campaign gpu``: the GPU comparison planned to fit a time budget, run one step per command."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+from pathlib import Path
+
+from models import ROOT, UsageError
+from runner import records
+from runner.campaign import stopped_by
+from runner.commands.compile import compile_each, model_command
+from runner.commands.run import check_gpu_visible, usable_cores
+from runner.engines import STAN, family
+from runner.gpu_campaign import (ARCHIVED_FILE, COMPILE_ESTIMATE_S, COMPILE_FILE, MEASUREMENTS_FILE, PHASES,
+                                 PLAN_FILE, Estimator, Plan, all_items, lanes_left, make_plan, pack, run_step,
+                                 step_number, step_wall_s, steps)
+
+DESCRIPTION = (
+    "Plan the whole GPU-vs-CPU comparison to fit --budget on this box, then run it one step per command: each "
+    "step runs at most --step (9 minutes: a borrowed GPU's commands may take 10), goes on where the last one "
+    "stopped, and packs its records into OUT/archives/step-NN.tar.gz (parts of at most 16 MiB). Run the same "
+    "command again until it says the campaign is complete. Phases in priority order: " +
+    "; ".join(f"({key}) {text}" for key, text in PHASES.items()) + ". Two lanes run at once on disjoint cores: "
+    "the JAX engines on the GPU, and Stan and NumPyro on the CPU (alternating, never at once) on the other cores. "
+    "Each run's time is estimated from earlier records (--history); --dry-run prints the plan without running.")
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("campaign", help="the GPU campaign: a budgeted plan, run step by step",
+                              description=DESCRIPTION)
+    parser.add_argument("kind", choices=("gpu",), help="which campaign (gpu: a box with one GPU)")
+    parser.add_argument("--budget", type=duration, default=25 * 60.0, metavar="TIME",
+                        help="machine time the whole plan may take, e.g. 25m, 90m, 1h (default: 25m)")
+    parser.add_argument("--step", type=duration, default=9 * 60.0, metavar="TIME",
+                        help="the most one command runs, Stan compilation included (default: 9m)")
+    parser.add_argument("--out", type=Path, default=Path("out/gpu-campaign"),
+                        help="folder of the plan, records, logs and archives (default: %(default)s)")
+    parser.add_argument("--gpu-cores", type=int, default=2, metavar="N",
+                        help="CPU cores of the GPU lane (JAX's host threads); the CPU lane gets the rest "
+                        "(default: %(default)s)")
+    parser.add_argument("--cores", type=int, metavar="N",
+                        help="CPU cores the campaign uses, the first N usable (default: all usable); with "
+                        "--dry-run, any N: the plan for a box of N cores")
+    parser.add_argument("--phases", default="".join(PHASES), metavar="LETTERS",
+                        help="only these phases, e.g. abc (default: all, %(default)s)")
+    parser.add_argument("--history", type=Path, nargs="+", default=[ROOT / "results"], metavar="DIR",
+                        help="records whose wall times estimate each run (default: the checkout's results/)")
+    parser.add_argument("--timeout", type=float, default=3600.0,
+                        help="seconds before one run is stopped, at most the step's time left (default: 3600)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan (steps, estimates and their basis, what is left out and why; with "
+                        "an OUT of an earlier step, what is done) and run nothing; needs no GPU")
+    parser.set_defaults(handler=main)
+
+
+def duration(text: str) -> float:
+    """Seconds from "25m", "90s", "1h" or "1h30m"; a bare number is minutes."""
+    match = re.fullmatch(r"\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s)?\s*", text)
+    if re.fullmatch(r"\d+(?:\.\d+)?", text.strip()):
+        return float(text) * 60
+    if not match or not any(match.groups()):
+        raise ValueError(f"not a duration: {text!r}")
+    hours, minutes, seconds = (float(group or 0) for group in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
+duration.__name__ = "duration (e.g. 25m)"  # argparse names the type in its one-line error
+
+
+def planned(args, cores: int) -> tuple[Plan, bool]:
+    """OUT's plan if it holds one made with these options (else a UsageError), or a new one; True if new."""
+    path = args.out / PLAN_FILE
+    if path.exists():
+        plan = Plan.from_dict(json.loads(path.read_text()))
+        asked = {"budget_s": args.budget, "step_s": args.step, "cores": cores, "gpu_cores": args.gpu_cores}
+        differs = {key: (getattr(plan, key), value) for key, value in asked.items() if getattr(plan, key) != value}
+        if differs:
+            what = ", ".join(f"{key} {old:g} (now {new:g})" for key, (old, new) in differs.items())
+            raise UsageError(f"{args.out} holds a plan made with other options: {what}; run with those, or "
+                             "give a new --out")
+        return plan, False
+    history = [folder for folder in args.history if folder.exists()]
+    estimate = Estimator(records.read(history), records.read_measurements(history)) if history else Estimator([])
+    compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
+    return make_plan(args.budget, args.step, cores, args.gpu_cores, estimate, compile_s, args.phases), True
+
+
+def check(args, cores: int) -> None:
+    if not 60 <= args.step <= args.budget:
+        raise UsageError(f"--step must be at least 1 minute and at most --budget, got {args.step:g} s "
+                         f"(budget {args.budget:g} s)")
+    if not 1 <= args.gpu_cores < cores:
+        raise UsageError(f"--gpu-cores must leave the CPU lane at least one core: between 1 and {cores - 1}, got "
+                         f"{args.gpu_cores}")
+    unknown = sorted(set(args.phases) - set(PHASES))
+    if unknown or not args.phases:
+        raise UsageError(f"--phases takes letters from {''.join(PHASES)}, got {args.phases!r}")
+
+
+def describe(plan: Plan, out: Path, compile_s: float) -> None:
+    """The plan as steps, each item with its estimate and basis; what is done; what was left out and why."""
+    items = all_items(plan)
+    left = lanes_left(plan, out) if out.exists() else {lane: plan.items(lane) for lane in ("gpu", "cpu")}
+    done = len(items) - sum(len(lane) for lane in left.values())
+    cut = steps(left, plan.step_s, compile_s)
+    total = compile_s + sum(step_wall_s(step) for step in cut)
+    print(f"GPU campaign: {len(items)} items in {len(plan.units)} units, {done} done; what is left: "
+          f"{len(cut)} step(s), about {total / 60:.0f} min of the {plan.budget_s / 60:g} min budget")
+    print(f"lanes: GPU on cores 0-{plan.gpu_cores - 1}, CPU on cores {plan.gpu_cores}-{plan.cores - 1} (of the "
+          f"{plan.cores} usable)" + (f"; first step starts with about {compile_s / 60:.0f} min of Stan compilation"
+                                     if compile_s else ""))
+    for number, step in enumerate(cut, start=1):
+        print(f"step {number}: about {step_wall_s(step) / 60:.1f} min")
+        for lane, lane_items in step.items():
+            for item in lane_items:
+                print(f"  {lane}  {item.estimate_s:6.0f} s  {item.label()}  [{item.basis}]")
+    for what, why in plan.left_out:
+        print(f"left out: {what}: {why}")
+
+
+def main(args) -> int:
+    usable = len(usable_cores())
+    cores = args.cores or usable
+    if not 2 <= cores <= (cores if args.dry_run else usable):
+        raise UsageError(f"--cores must be between 2 and {usable} (the cores this process may run on; more only "
+                         f"with --dry-run), got {cores}")
+    check(args, cores)
+    plan, new = planned(args, cores)
+    compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
+    if args.dry_run:
+        describe(plan, args.out, compile_s)
+        return 0
+    check_gpu_visible("campaign gpu")
+    return run(plan, args.out, args.timeout, new)
+
+
+def compile_stan(plan: Plan, out: Path, step: int) -> None:
+    """Every Stan program of the plan, compiled at once on all the box's cores (seconds where a step before
+    compiled them on this machine); the times of every step in compile.json."""
+    ids = sorted({item.job.model_id for item in all_items(plan) if item.job and family(item.job.engine) == STAN})
+    start = time.perf_counter()
+    failed = compile_each([(model_id, model_command(model_id)) for model_id in ids], plan.cores,
+                          out / "compile.log") if ids else 0
+    seconds = time.perf_counter() - start
+    path = out / COMPILE_FILE
+    steps = json.loads(path.read_text()) if path.exists() else []
+    steps.append({"step": step, "programs": len(ids), "parallel": plan.cores, "seconds": seconds,
+                  "failed": bool(failed), "machine": records.machine().slug()})
+    path.write_text(json.dumps(steps, indent=1))
+    print(f"Stan programs: {len(ids)} compiled or found compiled, {plan.cores} at once, in {seconds:.0f} s")
+
+
+def run(plan: Plan, out: Path, timeout_s: float, new: bool) -> int:
+    """One step: compile first if no step has, run both lanes until the step's time is up, pack the archive."""
+    start = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    if new:
+        (out / PLAN_FILE).write_text(json.dumps(plan.as_dict(), indent=1))
+    step = step_number(out)
+    # What earlier archives hold: this step packs everything after it (a step killed before packing included).
+    offsets = json.loads((out / ARCHIVED_FILE).read_text()) if (out / ARCHIVED_FILE).exists() else {}
+    written: list[records.RunRecord] = []
+    exit_code = None
+    try:
+        with stopped_by(signal.SIGTERM):
+            compile_stan(plan, out, step)
+            left = run_step(plan, out, start + plan.step_s, timeout_s, written)
+    except KeyboardInterrupt as stop:
+        exit_code = 128 + getattr(stop, "signum", signal.SIGINT)
+        left = lanes_left(plan, out)
+        print(f"interrupted: the runs finished so far are recorded in {out}")
+    archives = pack(out, step, offsets)
+    (out / ARCHIVED_FILE).write_text(json.dumps({name: (out / name).stat().st_size for name in
+                                                 (records.RESULTS_FILE, MEASUREMENTS_FILE) if (out / name).exists()}))
+    sizes = ", ".join(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)" for path in archives)
+    failed = [record for record in written if record.status != "ok"]
+    invalid = [record for record in written if record.status == "ok" and not record.valid]
+    remaining = sum(len(items) for items in left.values())
+    print(f"step {step}: {len(written)} runs ({len(failed)} failed, {len(invalid)} invalid) in "
+          f"{(time.monotonic() - start) / 60:.1f} min; archive: {sizes}")
+    print(f"{remaining} item(s) left: run the same command again" if remaining else "the campaign is complete")
+    if exit_code is not None:
+        return exit_code
+    return 1 if failed else 0

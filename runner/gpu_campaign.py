@@ -1,0 +1,458 @@
+"""The GPU campaign: the whole GPU-vs-CPU comparison planned to fit a borrowed GPU's time, then run one step (one
+command of at most ``step_s``) at a time, each step going on where the last stopped.
+
+A plan is a list of units in priority order; a unit is one model at one size (or one grid point of a study), every
+engine and repeat of it, so its pairs stay whole. Phases, first to last:
+
+  a. the quick models at default: every JAX engine on the GPU, Stan and NumPyro on the CPU;
+  b. every other model at default: NumPyro on the GPU, Stan and NumPyro on the CPU;
+  c. covtype logistic regression at 100k, 581,012 and 1M rows (Tran & Hoffman's data set has 581,012);
+  d. Bradley–Terry data size up to 1M matches (Ingram's crossover near 50k);
+  e. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on), random-walk Metropolis;
+  f. float64 on the GPU for the quick models;
+  g. BlackJAX NUTS and ChEES on the GPU for the other models.
+
+Two lanes run at once on disjoint cores: the GPU lane (JAX on the GPU) on the first ``gpu_cores`` cores, the CPU
+lane (Stan and NumPyro on the CPU, one run at a time, alternating) on the rest; each record states its cores.
+Each run's time is estimated from earlier records of the same setup (:class:`Estimator`); a lane never starts a
+run its step has no time left for, and a run longer than a step is left out of the plan, with the reason.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import statistics
+import subprocess
+import tarfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import models
+from runner import records, studies
+from runner.campaign import Recorder
+from runner.commands.run import with_threads
+from runner.config import Job, RunConfig, campaign_entropy
+from runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
+from runner.records import RunRecord
+from runner.studies import ITERATIONS, STUDIES
+from runner.suites import QUICK_MODELS
+
+GPU_JAX_ENGINES = tuple(name for name in ENGINE_NAMES if entry(name).family == JAX)
+BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")
+COVTYPE = "covtype_synth-logistic_regression"
+COVTYPE_ROWS = (100_000, 581_012, 1_000_000)
+REPEATS = 3  # enough for an interval; a study's grid points run once, as `stanjax study` runs them
+CHAINS, WARMUP, DRAWS = 4, 1000, 1000
+GUESS_S = 180.0  # a run with no earlier record of anything like it
+MEASUREMENT_OVERHEAD_S = 10.0  # a measurement's process start and JAX import, beside its own wall time
+
+PHASES = {
+    "a": "the quick models at default: every JAX engine on the GPU; Stan and NumPyro on the CPU",
+    "b": "every other model at default: NumPyro on the GPU; Stan and NumPyro on the CPU",
+    "c": "covtype logistic regression at 100k, 581,012 and 1M rows",
+    "d": "Bradley–Terry data size on the GPU up to 1M matches (Ingram's crossover)",
+    "e": "chains 4 … 16,384: NUTS and ChEES vectorised, random-walk Metropolis",
+    "f": "float64 on the GPU for the quick models",
+    "g": "BlackJAX NUTS and ChEES on the GPU for the other models",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a lane runs: a sampler run (``job``) or a random-walk Metropolis measurement (``rwmh``: chains
+    and backend, the chains study's), with its estimated seconds and where the estimate came from."""
+
+    lane: str  # "gpu" or "cpu"
+    study: str
+    estimate_s: float
+    basis: str
+    job: Job | None = None
+    rwmh: tuple[int, str] | None = None
+
+    def label(self) -> str:
+        if self.job:
+            return self.job.label()
+        chains, backend = self.rwmh
+        return f"rwmh-{backend} · {chains} chains"
+
+    def as_dict(self) -> dict:
+        return {"lane": self.lane, "study": self.study, "estimate_s": self.estimate_s, "basis": self.basis,
+                "job": self.job.as_dict() if self.job else None, "rwmh": list(self.rwmh) if self.rwmh else None}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Item:
+        return cls(d["lane"], d["study"], d["estimate_s"], d["basis"], Job.from_dict(d["job"]) if d["job"] else None,
+                   tuple(d["rwmh"]) if d["rwmh"] else None)
+
+
+@dataclass
+class Unit:
+    """A model at one size (or a study's grid point): its items in both lanes, run in order."""
+
+    phase: str
+    label: str
+    items: list[Item]
+
+    def lane_s(self, lane: str) -> float:
+        return sum(item.estimate_s for item in self.items if item.lane == lane)
+
+
+@dataclass
+class Plan:
+    """What a campaign runs (``units``, in order), in estimated steps, and what the budget or a step left out."""
+
+    budget_s: float
+    step_s: float
+    cores: int
+    gpu_cores: int
+    units: list[Unit]
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+
+    def items(self, lane: str) -> list[Item]:
+        return [item for unit in self.units for item in unit.items if item.lane == lane]
+
+    def as_dict(self) -> dict:
+        return {"budget_s": self.budget_s, "step_s": self.step_s, "cores": self.cores, "gpu_cores": self.gpu_cores,
+                "units": [{"phase": u.phase, "label": u.label, "items": [i.as_dict() for i in u.items]}
+                          for u in self.units], "left_out": [list(x) for x in self.left_out]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Plan:
+        units = [Unit(u["phase"], u["label"], [Item.from_dict(i) for i in u["items"]]) for u in d["units"]]
+        return cls(d["budget_s"], d["step_s"], d["cores"], d["gpu_cores"], units, [tuple(x) for x in d["left_out"]])
+
+
+def steps(lanes: dict[str, list[Item]], step_s: float, first_step_s: float = 0.0) -> list[dict[str, list[Item]]]:
+    """The lanes' items cut into steps as the runner cuts them: within a step each lane runs its items in order
+    and stops at the first one whose estimate exceeds the step's time left (the first step starts
+    ``first_step_s`` in: compiling the Stan programs). An item longer than a whole step never runs (the planner
+    leaves such items out)."""
+    queues = {lane: list(items) for lane, items in lanes.items()}
+    cut: list[dict[str, list[Item]]] = []
+    used = first_step_s
+    while any(queues.values()):
+        step = {}
+        for lane, queue in queues.items():
+            left, taken = step_s - used, []
+            while queue and queue[0].estimate_s <= left:
+                left -= queue[0].estimate_s
+                taken.append(queue.pop(0))
+            step[lane] = taken
+        if not any(step.values()):
+            raise ValueError(f"an item is longer than a step: {[q[0].label() for q in queues.values() if q]}")
+        cut.append(step)
+        used = 0.0
+    return cut
+
+
+def step_wall_s(step: dict[str, list[Item]]) -> float:
+    return max((sum(item.estimate_s for item in items) for items in step.values()), default=0.0)
+
+
+def estimated_s(lanes: dict[str, list[Item]], step_s: float, first_step_s: float) -> float:
+    """The plan's estimated machine time: every step's longest lane, the first step's compile included."""
+    return first_step_s + sum(step_wall_s(step) for step in steps(lanes, step_s, first_step_s))
+
+
+class Estimator:
+    """Seconds a run will take, from earlier ok records: the median worker wall time of the same setup (model,
+    engine, device, precision, chain method, chains, data sizes), from machines with a GPU where there are such
+    records; else of another engine on the same device, sizes and chains; else the same setup at the nearest
+    other N, scaled in proportion to N; else any run of the model at these sizes; else a guess. Each estimate
+    says which."""
+
+    def __init__(self, history: list[RunRecord], measurements: list[dict] = ()):
+        self.walls: dict[tuple, list[tuple[bool, float, dict, str, str]]] = defaultdict(list)
+        for run in history:
+            if run.status == "ok" and run.wall_s and run.sizes is not None:
+                key = (run.model_id, run.device, run.precision, run.config.chains)
+                self.walls[key].append((bool(run.provenance.machine.gpu), run.wall_s, run.sizes, run.machine,
+                                        f"{run.engine}/{run.chain_method}"))
+        self.rwmh = defaultdict(list)
+        for m in measurements:
+            if m.get("measure") == "rwmh":
+                self.rwmh[(m["backend"], records.measurement_device(m), m["chains"])].append(m["wall_s"])
+
+    def __call__(self, job: Job) -> tuple[float, str]:
+        spec = models.get(job.model_id)
+        sizes = spec.size_kwargs(job.config.size, job.config.resize)
+        setup = f"{job.engine}/{job.placement.chain_method}"
+        found = self.walls.get((job.model_id, job.device, job.placement.precision, job.config.chains), [])
+        if any(f[0] for f in found):
+            found = [f for f in found if f[0]]
+        same = [f for f in found if f[4] == setup and f[2] == sizes]
+        if same:
+            return statistics.median(f[1] for f in same), f"median of {len(same)} run(s) on {same[0][3]}"
+        other_engine = [f for f in found if f[2] == sizes]
+        if other_engine:
+            return (statistics.median(f[1] for f in other_engine),
+                    f"median of {len(other_engine)} run(s) of {other_engine[0][4]} on {other_engine[0][3]}")
+        rest = {name: value for name, value in sizes.items() if name != spec.n_key}
+        by_n = [(f[2][spec.n_key], f) for f in found if f[4] == setup and f[2].get(spec.n_key) and
+                {name: value for name, value in f[2].items() if name != spec.n_key} == rest]
+        if by_n:
+            n, nearest = min(by_n, key=lambda pair: abs(pair[0] - sizes[spec.n_key]))
+            walls = [f[1] for m, f in by_n if m == n]
+            return (statistics.median(walls) * sizes[spec.n_key] / n,
+                    f"{len(walls)} run(s) at {spec.n_key}={n} on {nearest[3]}, scaled to {sizes[spec.n_key]}")
+        elsewhere = [f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id
+                     for f in runs if f[2] == sizes]
+        if elsewhere:
+            return (statistics.median(f[1] for f in elsewhere),
+                    f"median of {len(elsewhere)} run(s) of this model and size on other devices or settings")
+        return GUESS_S, "no earlier run: a guess"
+
+    def measurement(self, backend: str, device: str, chains: int) -> tuple[float, str]:
+        walls = self.rwmh.get((backend, device, chains))
+        if walls:
+            return statistics.median(walls) + MEASUREMENT_OVERHEAD_S, f"median of {len(walls)} measurement(s)"
+        return GUESS_S / 6, "no earlier measurement: a guess"
+
+
+def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], repeats: int, entropy: int,
+          cores: int, gpu_cores: int, x64: bool = False, chain_method: str | None = None) -> dict[str, list[Job]]:
+    """The jobs of one unit per lane, in run order (repeat by repeat, engines alternating within a repeat); Stan
+    with the threads per chain `stanjax run` gives it on the lane's cores."""
+    config = config.for_model(spec)
+    lanes = {}
+    for lane, engines in engines_by_lane.items():
+        first, count = (0, gpu_cores) if lane == "gpu" else (gpu_cores, cores - gpu_cores)
+        lanes[lane] = [Job(spec.id, engine, config, repeat,
+                           with_threads(entry(engine).placement(lane, x64 and lane == "gpu", chain_method), engine,
+                                        entry(engine).front_end(), spec, count, config),
+                           entry(engine).front_end(), entropy, count, first)
+                       for repeat in range(repeats) for engine in engines]
+    return lanes
+
+
+def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list[Unit]:
+    """Every unit of every phase, in priority order, each item with its estimate."""
+    default = RunConfig(size="default", chains=CHAINS, warmup=WARMUP, draws=DRAWS)
+    both = {"gpu": ("numpyro",), "cpu": CPU_PAIR}
+    others = [spec for model_id, spec in models.registry().items() if model_id not in QUICK_MODELS]
+    data_size = STUDIES["data-size"]
+    found: list[Unit] = []
+
+    def unit(phase: str, label: str, lanes: dict[str, list[Job]], study: str = "") -> None:
+        items = [Item(lane, study, *estimate(job), job=job) for lane, jobs in lanes.items() for job in jobs]
+        found.append(Unit(phase, label, items))
+
+    for model_id in QUICK_MODELS:
+        unit("a", f"{model_id} default", _jobs(models.get(model_id), default, {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR},
+                                              REPEATS, entropy, cores, gpu_cores))
+    for spec in others:
+        unit("b", f"{spec.id} default", _jobs(spec, default, both, REPEATS, entropy, cores, gpu_cores))
+    study_warmup, study_draws = ITERATIONS["gpu"]
+    growing = [spec.id for spec in data_size.models() if spec.id != COVTYPE]
+    for phase, model_ids, grid in (("c", [COVTYPE], COVTYPE_ROWS), ("d", growing, data_size.grids["gpu"])):
+        for model_id in model_ids:
+            spec = models.get(model_id)
+            for n in grid:
+                config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
+                engines = {"gpu": ("numpyro", "blackjax_nuts"), "cpu": CPU_PAIR}
+                unit(phase, f"{model_id} {spec.n_key}={n:,}", _jobs(spec, config, engines, 1, entropy, cores,
+                                                                       gpu_cores), study="data-size")
+    chains_study = STUDIES["chains"]
+    for chains in chains_study.grids["gpu"]:
+        for spec in chains_study.models():
+            config = RunConfig(size="small", chains=chains, warmup=study_warmup, draws=study_draws)
+            unit("e", f"{spec.id} {chains} chains", _jobs(spec, config, {"gpu": ("numpyro", "blackjax_chees")}, 1,
+                                                          entropy, cores, gpu_cores, chain_method="vectorized"),
+                 study="chains")
+        rwmh = [Item(lane, "chains", *estimate.measurement(backend, lane, chains), rwmh=(chains, backend))
+                for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))]
+        found.append(Unit("e", f"random-walk Metropolis {chains} chains", rwmh))
+    for model_id in QUICK_MODELS:
+        unit("f", f"{model_id} default float64", _jobs(models.get(model_id), default, {"gpu": ("numpyro",)}, REPEATS,
+                                                       entropy, cores, gpu_cores, x64=True))
+    for spec in others:
+        unit("g", f"{spec.id} default BlackJAX", _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, REPEATS, entropy,
+                                                       cores, gpu_cores))
+    return found
+
+
+def make_plan(budget_s: float, step_s: float, cores: int, gpu_cores: int, estimate: Estimator,
+              compile_s: float, phases: str = "".join(PHASES)) -> Plan:
+    """Units in priority order while the estimated machine time fits ``budget_s``; a unit that does not fit is
+    left out and later (smaller) ones may still go in. Runs longer than one step are left out of their unit."""
+    plan = Plan(budget_s, step_s, cores, gpu_cores, [])
+    entropy = campaign_entropy()
+    for unit in units(cores, gpu_cores, entropy, estimate):
+        if unit.phase not in phases:
+            continue
+        too_long = [item for item in unit.items if item.estimate_s > step_s]
+        for item in too_long:
+            plan.left_out.append((f"{unit.phase}: {item.label()}", f"about {item.estimate_s / 60:.0f} min "
+                                  f"({item.basis}): longer than one step of {step_s / 60:g} min"))
+        unit = replace(unit, items=[item for item in unit.items if item not in too_long])
+        if not unit.items:
+            continue
+        trial = plan.units + [unit]
+        lanes = {lane: [i for u in trial for i in u.items if i.lane == lane] for lane in ("gpu", "cpu")}
+        need = estimated_s(lanes, step_s, compile_s)
+        if need <= budget_s:
+            plan.units.append(unit)
+        else:
+            plan.left_out.append((f"{unit.phase}: {unit.label}", f"over the budget (the plan with it: about "
+                                  f"{need / 60:.0f} of {budget_s / 60:g} min)"))
+    return plan
+
+
+# Running a plan: one step per command.
+COMPILE_ESTIMATE_S = 120.0  # Stan programs compiled in parallel on a 16-core box (22 took 5.4 min on 2 cores)
+ARCHIVE_LIMIT_BYTES = 16 * 2**20  # what a borrowed GPU's session brings back: files of at most 16 MiB
+PLAN_FILE, COMPILE_FILE, ARCHIVES = "plan.json", "compile.json", "archives"
+ARCHIVED_FILE = "archived.json"  # how many bytes of each records file earlier steps' archives hold
+
+
+def done_items(plan: Plan, out: Path) -> set[int]:
+    """Indexes (in ``all_items`` order) of the items ``out`` already holds an ok record or a measurement of: in
+    its records files or in earlier steps' records unpacked there (every ``*.jsonl`` in it)."""
+    files = sorted(out.glob("*.jsonl"))
+    done = records.done(records.read(files)) if files else set()
+    measured = {(m["backend"], m["chains"]) for m in (records.read_measurements(files) if files else [])
+                if m.get("measure") == "rwmh"}
+    return {index for index, item in enumerate(all_items(plan))
+            if (item.job and item.job.key() in done) or (item.rwmh and (item.rwmh[1], item.rwmh[0]) in measured)}
+
+
+def step_number(out: Path) -> int:
+    """This step's number: one more than the highest of the earlier steps' archives or unpacked records."""
+    names = [path.name for path in [*out.glob("step-*.jsonl"), *(out / ARCHIVES).glob("step-*.tar.gz")]]
+    return 1 + max((int(name[5:7]) for name in names if name[5:7].isdigit()), default=0)
+
+
+MEASUREMENTS_FILE = "measurements.jsonl"
+
+
+def all_items(plan: Plan) -> list[Item]:
+    return [item for unit in plan.units for item in unit.items]
+
+
+def lanes_left(plan: Plan, out: Path) -> dict[str, list[Item]]:
+    done = done_items(plan, out)
+    return {lane: [item for index, item in enumerate(all_items(plan)) if item.lane == lane and index not in done]
+            for lane in ("gpu", "cpu")}
+
+
+def lane_cpus(plan: Plan, lane: str) -> list[int]:
+    """The CPUs of a lane: the first ``gpu_cores`` usable ones for the GPU lane, the rest for the CPU lane."""
+    usable = sorted(os.sched_getaffinity(0))[:plan.cores]
+    return usable[:plan.gpu_cores] if lane == "gpu" else usable[plan.gpu_cores:]
+
+
+def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> dict:
+    """The chains study's random-walk Metropolis measurement of ``item``, on the lane's CPUs, appended to
+    ``out``'s measurements."""
+    chains, backend = item.rwmh
+    env = {"JAX_PLATFORMS": "cuda" if item.lane == "gpu" and backend == "jax" else "cpu",
+           "STANJAX_CPUS": ",".join(map(str, cpus))}
+    row = studies.measure(["rwmh", "gpu", str(chains), backend], env, timeout_s)
+    records.append(out / MEASUREMENTS_FILE, records.measurement("chains", {"measure": "rwmh", **row}))
+    return row
+
+
+def run_step(plan: Plan, out: Path, deadline: float, timeout_s: float, written: list[RunRecord],
+             say=print) -> dict[str, list[Item]]:
+    """Run both lanes at once until each has nothing left or no time for its next item (``deadline``: a
+    time.monotonic() value); returns what is left per lane. Every finished run is on disk as it ends."""
+    recorder = Recorder(out, timeout_s, written)
+    lanes = lanes_left(plan, out)
+    left: dict[str, list[Item]] = {}
+    lock = threading.Lock()
+
+    def lane_loop(lane: str, items: list[Item]) -> None:
+        cpus = lane_cpus(plan, lane)
+        for index, item in enumerate(items):
+            remaining = deadline - time.monotonic()
+            if item.estimate_s > remaining:
+                with lock:
+                    left[lane] = items[index:]
+                say(f"{lane} lane: {len(items) - index} item(s) left for the next step (next: about "
+                    f"{item.estimate_s:.0f} s, {max(remaining, 0):.0f} s left in this one)")
+                return
+            say(f"{lane} lane: {item.label()} (about {item.estimate_s:.0f} s)")
+            if item.job:
+                record = recorder.run(item.job, item.study, min(timeout_s, remaining))
+                verdict = ("valid" if record.valid else "INVALID: " + ", ".join(record.failed_gates)) \
+                    if record.status == "ok" else f"{record.status.upper()} (log: {record.log})"
+                say(f"{lane} lane: {verdict}: {item.label()} in {record.wall_s:.0f} s")
+            else:
+                try:
+                    row = measure_rwmh(item, cpus, out, min(timeout_s, remaining))
+                    say(f"{lane} lane: {item.label()}: {row['draws_per_s']:.3g} draws/s in {row['wall_s']:.1f} s")
+                except (RuntimeError, subprocess.TimeoutExpired) as err:
+                    say(f"{lane} lane: FAILED {item.label()}: {err}")
+        with lock:
+            left[lane] = []
+
+    threads = [threading.Thread(target=lane_loop, args=(lane, items), name=f"{lane}-lane", daemon=True)
+               for lane, items in lanes.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():  # join in slices, so Ctrl-C and SIGTERM reach this thread
+            thread.join(0.5)
+    return left
+
+
+def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIMIT_BYTES) -> list[Path]:
+    """The step's new records and measurements (what each file gained since ``offsets``), the plan, the compile
+    times and the logs of failed runs, as ``archives/step-NN.tar.gz``; split into parts of at most ``limit``
+    bytes when bigger (records are whole lines, never cut). Unpacked into one folder, the parts' ``*.jsonl``
+    files are the campaign's records (``stanjax report`` reads every one)."""
+    lines = {name: (out / name).read_bytes()[offsets.get(name, 0):].splitlines(keepends=True)
+             for name in (records.RESULTS_FILE, MEASUREMENTS_FILE) if (out / name).exists()}
+    extras = [out / name for name in (PLAN_FILE, COMPILE_FILE, "compile.log") if (out / name).exists()]
+    failed_logs = [Path(r["log"]) for r in _json_lines(lines.get(records.RESULTS_FILE, []))
+                   if r.get("log") and Path(r["log"]).exists()]
+    (out / ARCHIVES).mkdir(exist_ok=True)
+    for old in (out / ARCHIVES).glob(f"step-{step:02d}*.tar.gz"):
+        old.unlink()
+
+    def write(path: Path, chunks: dict[str, list[bytes]], with_extras: bool) -> int:
+        with tarfile.open(path, "w:gz") as tar:
+            for name, chunk in chunks.items():
+                data = b"".join(chunk)
+                info = tarfile.TarInfo(f"step-{step:02d}-{name}")
+                info.size, info.mtime = len(data), int(time.time())
+                tar.addfile(info, io.BytesIO(data))
+            if with_extras:
+                for extra in extras:
+                    tar.add(extra, arcname=extra.name)
+                for log in failed_logs:
+                    tar.add(log, arcname=f"logs/{log.name}")
+        return path.stat().st_size
+
+    most_rows = max((len(rows) for rows in lines.values()), default=1)
+    parts = 1
+    while True:
+        paths, sizes = [], []
+        for part in range(parts):
+            suffix = f"-part{part + 1}" if parts > 1 else ""
+            chunks = {name.replace(".jsonl", f"{suffix}.jsonl"):
+                      rows[part * len(rows) // parts:(part + 1) * len(rows) // parts] for name, rows in lines.items()}
+            paths.append(out / ARCHIVES / f"step-{step:02d}{suffix}.tar.gz")
+            sizes.append(write(paths[-1], chunks, with_extras=part == 0))
+        if max(sizes) <= limit:
+            return paths
+        for path in paths:
+            path.unlink()
+        if parts >= most_rows:
+            raise ValueError(f"a record of step {step} packs to more than {limit} bytes on its own")
+        parts = min(2 * parts, most_rows)
+
+
+def _json_lines(lines: list[bytes]) -> list[dict]:
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows

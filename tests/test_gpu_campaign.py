@@ -1,0 +1,211 @@
+"""The GPU campaign on a CPU: the planner (budget, priority, estimates, lanes), the steps, resume and archives."""
+
+import json
+import os
+import statistics
+import tarfile
+import time
+from contextlib import nullcontext
+from dataclasses import replace as with_fields
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+
+from runner import records
+from runner.cli import main
+from runner.config import Job, Placement, RunConfig
+from runner.gpu_campaign import (PHASES, Estimator, Item, Plan, Unit, all_items, estimated_s, lanes_left, make_plan,
+                                 pack, run_step, step_number, steps, units)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EIGHT = "eight_schools-eight_schools_noncentered"
+COVTYPE = "covtype_synth-logistic_regression"
+TINY = RunConfig(size="tiny", chains=4, warmup=500, draws=1000)
+
+
+@pytest.fixture(scope="module")
+def history():
+    return records.read(FIXTURES / "tiny_repeats2.jsonl")
+
+
+def test_estimates_come_from_the_same_setup_else_say_how_they_were_made(history):
+    estimate = Estimator(history)
+    stan = [r for r in history if r.model_id == EIGHT and r.engine == "stan" and r.status == "ok"]
+    seconds, basis = estimate(Job(EIGHT, "stan", TINY))
+    assert seconds == pytest.approx(statistics.median(r.wall_s for r in stan))
+    assert basis.startswith(f"median of {len(stan)} run(s)")
+
+    _, basis = estimate(Job(EIGHT, "blackjax_nuts", TINY, placement=Placement(chain_method="vectorized")))
+    assert " of stan/" in basis or " of numpyro/" in basis  # another engine's runs, said so
+
+    n = dict(next(r.sizes for r in history if r.model_id == COVTYPE))["N"]
+    covtype = [r.wall_s for r in history if r.model_id == COVTYPE and r.engine == "stan" and r.status == "ok"]
+    seconds, basis = estimate(Job(COVTYPE, "stan", with_fields(TINY, resize=(("N", n * 3),))))
+    assert "scaled" in basis and seconds == pytest.approx(3 * statistics.median(covtype))
+
+    assert "other devices or settings" in estimate(Job(EIGHT, "stan", RunConfig(size="tiny", chains=7)))[1]
+    assert estimate(Job(COVTYPE, "stan", RunConfig(size="small", chains=7)))[1] == "no earlier run: a guess"
+
+    # A machine with a GPU is the better witness of a GPU box: its runs are used where there are any.
+    on_gpu_box = [replace(stan[0], wall_s=999.0,
+                          provenance=replace(stan[0].provenance,
+                                             machine=replace(stan[0].provenance.machine, gpu=["NVIDIA H100"])))]
+    assert Estimator(history + on_gpu_box)(Job(EIGHT, "stan", TINY))[0] == 999.0
+
+
+class Constant:
+    """Every run takes ``seconds`` except where ``long`` (engine, N) says otherwise."""
+
+    def __init__(self, seconds: float, long: dict | None = None):
+        self.seconds, self.long = seconds, long or {}
+
+    def __call__(self, job):
+        n = dict(job.config.resize).get("N")
+        return self.long.get((job.engine, n), self.seconds), "constant"
+
+    def measurement(self, backend, device, chains):
+        return 5.0, "constant"
+
+
+def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_what_it_left_out():
+    plan = make_plan(20 * 60, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
+    lanes = {lane: plan.items(lane) for lane in ("gpu", "cpu")}
+    assert estimated_s(lanes, plan.step_s, 120) <= plan.budget_s
+    assert plan.units[0].phase == "a" and plan.units[0].label.startswith(EIGHT)
+    assert [u.phase for u in plan.units] == sorted(u.phase for u in plan.units)  # priority order kept
+    assert any("over the budget" in why for _, why in plan.left_out)
+    for item in lanes["gpu"]:
+        assert item.job is None or (item.job.device == "gpu" and (item.job.first_core, item.job.cores) == (0, 2))
+    for item in lanes["cpu"]:
+        assert item.job is None or (item.job.device == "cpu" and (item.job.first_core, item.job.cores) == (2, 14))
+    first = [item.job.engine for item in plan.units[0].items if item.lane == "cpu"]
+    assert first == ["stan", "numpyro"] * 3  # alternating, one at a time, repeat by repeat
+    assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == \
+        {"numpyro", "blackjax_nuts", "blackjax_chees"}
+
+    everything = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
+    assert {u.phase for u in everything.units} == set(PHASES)
+    assert len(everything.units) == len(units(16, 2, 1, Constant(20.0)))
+    too_long = [what for what, why in everything.left_out if "longer than one step" in why]
+    assert too_long and all("stan-cpu" in what and "N=1000000" in what for what in too_long)
+    float64 = [i.job for u in everything.units if u.phase == "f" for i in u.items]
+    assert float64 and all(job.placement.precision == "float64" and job.device == "gpu" for job in float64)
+    chains = [i.job for u in everything.units if u.phase == "e" for i in u.items if i.job]
+    assert max(job.config.chains for job in chains) == 16_384
+    assert {i.study for u in everything.units if u.phase == "e" for i in u.items} == {"chains"}
+
+
+def test_the_plan_survives_its_file():
+    plan = make_plan(15 * 60, 9 * 60, 16, 2, Constant(30.0), compile_s=0)
+    again = Plan.from_dict(json.loads(json.dumps(plan.as_dict())))
+    assert all_items(again) == all_items(plan) and again.left_out == plan.left_out
+
+
+def item(lane: str, seconds: float, label: str = "") -> Item:
+    return Item(lane, "", seconds, label or f"{lane} {seconds}", rwmh=(int(seconds), "numpy"))
+
+
+def test_steps_stop_a_lane_at_the_first_item_it_has_no_time_for():
+    gpu, cpu = [item("gpu", 200), item("gpu", 201), item("gpu", 202)], [item("cpu", 500)]
+    cut = steps({"gpu": gpu, "cpu": cpu}, step_s=540, first_step_s=100)
+    assert [[len(step["gpu"]), len(step["cpu"])] for step in cut] == [[2, 0], [1, 1]]
+    with pytest.raises(ValueError, match="longer than a step"):
+        steps({"gpu": [item("gpu", 600)], "cpu": []}, step_s=540)
+
+
+def tiny_plan(cpus: int) -> Plan:
+    """Two lanes on the CPU (NumPyro standing in for the GPU lane): one item each fits the first step."""
+    jobs = {"gpu": [Job(EIGHT, "numpyro", TINY, repeat, Placement(), "numpyro", 7, 1, 0) for repeat in (0, 1)],
+            "cpu": [Job(EIGHT, "stan", TINY, repeat, Placement(), "bundled", 7, 1, 1) for repeat in (0, 1)]}
+    items = [Item(lane, "", 20.0 if job.repeat == 0 else 900.0, "test", job=job)
+             for lane in jobs for job in jobs[lane]]
+    return Plan(3600, 1000, cpus, 1, [Unit("a", "eight schools tiny", items)])
+
+
+@pytest.mark.slow
+@pytest.mark.stan
+def test_a_step_runs_both_lanes_at_once_and_the_next_goes_on_where_it_stopped(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two usable cores")
+    plan = tiny_plan(2)
+    written = []
+    start = time.monotonic()
+    left = run_step(plan, tmp_path, start + 300, 600, written, say=lambda line: None)
+    assert [len(left["gpu"]), len(left["cpu"])] == [1, 1]  # the 900 s items wait for a step with time for them
+    assert sorted((r.engine, r.repeat) for r in written) == [("numpyro", 0), ("stan", 0)]
+    usable = sorted(os.sched_getaffinity(0))
+    assert {r.engine: r.core_ids for r in written} == {"numpyro": [usable[0]], "stan": [usable[1]]}
+    assert all(r.status == "ok" for r in written)
+    first = pack(tmp_path, 1, {})
+    fresh_box = tmp_path / "fresh"  # a new machine: the earlier steps come as their unpacked archives
+    with tarfile.open(first[0]) as tar:
+        tar.extractall(fresh_box, filter="data")
+    assert [len(lane) for lane in lanes_left(plan, fresh_box).values()] == [1, 1] and step_number(fresh_box) == 2
+
+    offsets = {records.RESULTS_FILE: (tmp_path / records.RESULTS_FILE).stat().st_size}
+    left = run_step(plan, tmp_path, time.monotonic() + 1000, 600, written, say=lambda line: None)
+    assert left == {"gpu": [], "cpu": []} and lanes_left(plan, tmp_path) == {"gpu": [], "cpu": []}
+    keys = [r.key() for r in records.read(tmp_path / records.RESULTS_FILE)]
+    assert len(keys) == len(set(keys)) == 4  # nothing ran twice
+    second = pack(tmp_path, 2, offsets)
+
+    def runs_in(archive):
+        with tarfile.open(archive) as tar:
+            member = next(m for m in tar.getmembers() if m.name.endswith("results.jsonl"))
+            return sorted(json.loads(line)["repeat"] for line in tar.extractfile(member).read().splitlines())
+    assert runs_in(first[0]) == [0, 0] and runs_in(second[0]) == [1, 1]
+
+
+def test_archives_split_into_parts_under_the_limit_and_keep_every_record(tmp_path):
+    lines = [json.dumps({"kind": "run", "n": n, "noise": os.urandom(3000).hex()}) + "\n" for n in range(40)]
+    (tmp_path / records.RESULTS_FILE).write_text("".join(lines))
+    (tmp_path / "plan.json").write_text("{}")
+    kept = len(lines[0].encode()) * 10  # the first ten lines were archived by an earlier step
+    parts = pack(tmp_path, 3, {records.RESULTS_FILE: kept}, limit=60_000)
+    assert len(parts) > 1 and all(path.stat().st_size <= 60_000 for path in parts)
+    found, names = [], []
+    for path in parts:
+        with tarfile.open(path) as tar:
+            names += tar.getnames()
+            for member in tar.getmembers():
+                if member.name.endswith(".jsonl"):
+                    found += tar.extractfile(member).read().decode().splitlines(keepends=True)
+    assert sorted(found, key=lambda line: json.loads(line)["n"]) == lines[10:]
+    assert names.count("plan.json") == 1 and all(name.startswith("step-03") for name in names if ".jsonl" in name)
+    with pytest.raises(ValueError, match="on its own"):
+        pack(tmp_path, 4, {}, limit=2_000)
+
+
+def test_the_dry_run_prints_the_plan_and_needs_no_gpu(tmp_path, capsys):
+    code = main(["campaign", "gpu", "--dry-run", "--cores", "16", "--budget", "20m", "--out", str(tmp_path / "c"),
+                 "--history", str(FIXTURES)])
+    out = capsys.readouterr().out
+    assert code == 0 and "step 1: about" in out and "left out:" in out and "median of" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--budget", "5x"], "invalid duration"),
+    (["--phases", "az", "--dry-run", "--cores", "16"], "--phases"),
+    (["--step", "30s", "--dry-run", "--cores", "16"], "--step"),
+    (["--cores", "16", "--gpu-cores", "16", "--dry-run"], "--gpu-cores"),
+    (["--cores", "1000"], "--cores"),
+])
+def test_bad_options_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) if "duration" in message else nullcontext() as stop:
+        code = main(["campaign", "gpu", "--out", str(tmp_path), *argv])
+    code = stop.value.code if stop else code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and message in err[-1] and sum("error" in line for line in err) == 1
+
+
+def test_without_a_gpu_a_step_refuses_before_anything_runs(tmp_path, capsys):
+    code = main(["campaign", "gpu", "--out", str(tmp_path / "c"), "--cores", "2", "--gpu-cores", "1",
+                 "--history", str(FIXTURES)])
+    assert code == 2 and "no GPU" in capsys.readouterr().err and not (tmp_path / "c").exists()
+
+
+def test_a_plan_made_with_other_options_is_refused(tmp_path, capsys):
+    (tmp_path / "plan.json").write_text(json.dumps(tiny_plan(2).as_dict()))
+    code = main(["campaign", "gpu", "--out", str(tmp_path), "--cores", "2", "--gpu-cores", "1", "--dry-run"])
+    assert code == 2 and "other options" in capsys.readouterr().err
