@@ -49,7 +49,7 @@ browser:
 
 # Regenerate the committed rendering of results/ (results/report/index.html + README.md) from its records.
 results-report: $(INSTALLED)
-	$(BIN)/stanjax report results -o results/report
+	$(BIN)/stanjax report results -o results/report --records-in-place
 
 # Build the CPU Docker image and run the tiny suite in it (not part of `make test`: minutes, needs docker).
 # `make docker-test CUDA=1` then builds and checks the CUDA image too (DEVICE=cuda: 3.2 GB of CUDA 12 wheels to

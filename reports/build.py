@@ -1,10 +1,12 @@
 """Turn result records into one self-contained ``index.html``, a Markdown summary (``README.md``), and the
 raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and
-``records.json`` (every record as read)."""
+``records.json.gz`` (every record as read)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -285,9 +287,11 @@ def history_figures(history: list[RunRecord], colours: dict) -> list[dict]:
 
 
 def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None,
-          history: list[RunRecord] | None = None) -> Path:
+          history: list[RunRecord] | None = None, records_in_place: bool = False) -> Path:
     """Read records from ``results`` (files or folders) and write the report into ``out_dir``; ``nightly`` (a
-    ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section."""
+    ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section. With
+    ``records_in_place`` (one results folder, the report committed beside it) the page links to that folder
+    instead of copying every record into ``records.json.gz``: the records are kept once."""
     as_read = records.read(results)
     all_records = records.independent(as_read)
     measurements = records.read_measurements(results)
@@ -315,11 +319,13 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
         "failed": runs[runs.status != "ok"], "gates": validity,
         "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
         "same_seed": len(as_read) - len(all_records),
+        "records_link": os.path.relpath(Path(results), out_dir) + "/" if records_in_place else None,
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_safe(runs.drop(columns="gpus")).to_csv(out_dir / "runs.csv", index=False)
-    (out_dir / "records.json").write_text(json.dumps([records.to_builtins(r) for r in as_read] + measurements,
-                                                     indent=1, default=str))
+    if not records_in_place:  # every record as read, gzipped (mtime 0: the same records give the same bytes)
+        (out_dir / "records.json.gz").write_bytes(gzip.compress(json.dumps(
+            [records.to_builtins(r) for r in as_read] + measurements, indent=1, default=str).encode(), mtime=0))
     (out_dir / "summary.json").write_text(json.dumps(
         {"summary": summary.to_dict(orient="records"), "headline": comparisons, "claims": claim_rows,
          "regime_maps": [serialisable_map(m) for m in regime_maps]}, indent=1,

@@ -1,5 +1,6 @@
 """The history store: ``<history>/<machine>/<run folder>/results.jsonl``, one folder per nightly (or other)
-campaign, never rewritten. Machines are named by ``Machine.slug``; folders sort by their UTC start."""
+campaign, never rewritten (a closed one may be committed gzipped, ``results.jsonl.gz``). Machines are named by
+``Machine.slug``; folders sort by their UTC start."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def new_folder(history: Path, prefix: str = "nightly") -> Path:
 
 def run_folders(history: Path) -> list[Path]:
     """Every folder holding a results file, in (machine, name) order."""
-    return sorted({path.parent for path in Path(history).glob(f"*/*/{records.RESULTS_FILE}")})
+    return sorted({path.parent for pattern in (records.RESULTS_FILE, records.RESULTS_FILE + ".gz")
+                   for path in Path(history).glob(f"*/*/{pattern}")})
 
 
 def previous(folder: Path, prefix: str = "nightly") -> Path | None:
@@ -31,7 +33,8 @@ def previous(folder: Path, prefix: str = "nightly") -> Path | None:
 
 def summary(folder: Path) -> dict:
     """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
-    runs = records.read(folder / records.RESULTS_FILE)
+    runs = records.read([file for file in (folder / records.RESULTS_FILE, folder / (records.RESULTS_FILE + ".gz"))
+                         if file.exists()])
     commits = sorted({(r.provenance.git_commit or "unknown")[:10] for r in runs})
     return {"machine": folder.parent.name, "folder": folder.name, "created": min(r.created for r in runs),
             "runs": len(runs), "valid": sum(r.valid for r in runs),

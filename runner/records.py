@@ -10,6 +10,7 @@ a warning naming the file and lines; only a file of nothing but records of anoth
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import platform
@@ -459,13 +460,13 @@ def append(path: Path, record) -> None:
 
 
 def _files(path: Path | list[Path]) -> list[Path]:
-    """The ``.jsonl`` files of a file, a folder (every one below it) or a list of them (results from several
-    machines, merged), each once."""
+    """The ``.jsonl`` (or gzipped ``.jsonl.gz``: a closed campaign's committed records) files of a file, a folder
+    (every one below it) or a list of them (results from several machines, merged), each once."""
     if isinstance(path, (list, tuple)):
         return list(dict.fromkeys(file for one in path for file in _files(one)))
     path = Path(path)
     if path.is_dir():
-        return sorted(path.rglob("*.jsonl"))
+        return sorted([*path.rglob("*.jsonl"), *path.rglob("*.jsonl.gz")])
     if path.exists():
         return [path]
     raise RecordsError(f"no results at {path}")
@@ -476,7 +477,8 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
     one warning per file naming the lines and why; only a file whose records are all of another schema is refused
     (it is history this stanjax cannot read, not damage)."""
-    lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    data = gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_bytes()
+    lines = data.decode("utf-8", errors="replace").splitlines()
     runs, measurements = [], []
     skipped, invalid, foreign = [], [], {}
     for number, line in enumerate(lines, 1):

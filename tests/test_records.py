@@ -1,5 +1,6 @@
 """Records: durable appends, a torn last line skipped, anything else malformed refused, provenance complete."""
 
+import gzip
 import json
 import subprocess
 import sys
@@ -219,7 +220,8 @@ def test_schema_5_runs_started_no_superchains():
 def test_every_committed_record_reads_in_the_current_schema():
     """results/ and the test fixtures: every line is a readable record (no warning), migrated to this schema."""
     for folder in (ROOT / "results", ROOT / "tests" / "fixtures"):
-        lines = sum(len(f.read_text().splitlines()) for f in folder.rglob("*.jsonl"))
+        lines = sum(len(f.read_text().splitlines()) for f in folder.rglob("*.jsonl")) + \
+            sum(len(gzip.decompress(f.read_bytes()).splitlines()) for f in folder.rglob("*.jsonl.gz"))
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             runs, measurements = records.read(folder), records.read_measurements(folder)
@@ -227,6 +229,21 @@ def test_every_committed_record_reads_in_the_current_schema():
         assert all(r.schema_version == records.SCHEMA_VERSION and r.front_end for r in runs)
         for r in runs:  # sizes as they ran: from the record, never from today's presets
             assert r.sizes is not None or r.status != "ok"
+
+
+def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_history(tmp_path):
+    from runner import history
+
+    plain = tmp_path / "plain" / "xeon-2core" / "nightly-1"
+    packed = tmp_path / "packed" / "xeon-2core" / "nightly-1"
+    for folder in (plain, packed):
+        folder.mkdir(parents=True)
+    text = FIXTURE.read_bytes()
+    (plain / records.RESULTS_FILE).write_bytes(text)
+    (packed / (records.RESULTS_FILE + ".gz")).write_bytes(gzip.compress(text))
+    assert records.read(packed.parent.parent) == records.read(plain.parent.parent) != []
+    assert history.run_folders(tmp_path / "packed") == [packed]
+    assert history.summary(packed) == history.summary(plain)
 
 
 def test_a_job_and_its_record_have_the_same_run_key():

@@ -1,6 +1,7 @@
 """The report, built from committed records of real runs (tests/fixtures/make_fixtures.sh says how they were
 made): self-contained, escaped, every headline number recomputable from the raw records."""
 
+import gzip
 import json
 import re
 import shutil
@@ -53,7 +54,7 @@ def test_report_is_self_contained(report):
     html, out = report
     assert html.count("<svg") >= 5  # forest plot, bar chart, study figures: all inline
     assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", html)  # url(#id): an SVG clip path
-    for name in ("runs.csv", "summary.json", "records.json", "README.md"):
+    for name in ("runs.csv", "summary.json", "records.json.gz", "README.md"):
         assert (out / name).exists() and f'href="{name}"' in html
 
 
@@ -62,8 +63,8 @@ def test_every_record_is_in_the_csv_and_the_json(report, fixture_records):
     study_runs = records.read(STUDIES)
     measurements = records.read_measurements(STUDIES)
     assert len(pd.read_csv(out / "runs.csv")) == len(fixture_records) + len(study_runs)
-    assert len(json.loads((out / "records.json").read_text())) == len(fixture_records) + len(study_runs) + len(
-        measurements)
+    every = json.loads(gzip.decompress((out / "records.json.gz").read_bytes()))
+    assert len(every) == len(fixture_records) + len(study_runs) + len(measurements)
 
 
 def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | None]:
@@ -122,6 +123,16 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
             rest = rest.replace(name, " ")
         assert not re.search(r"\d", rest), rest
     assert checked > 20
+
+
+def test_a_rendering_committed_beside_its_records_links_to_them_instead_of_copying_them(tmp_path):
+    results = tmp_path / "results"
+    (results / "machine" / "campaign").mkdir(parents=True)
+    shutil.copy(RUNS, results / "machine" / "campaign" / "results.jsonl")
+    index = build(results, results / "report", records_in_place=True)
+    assert not (results / "report" / "records.json.gz").exists()
+    assert 'the records themselves, in <a href="../">../</a>' in index.read_text()
+    assert "the records are in [`../`](../)" in (results / "report" / "README.md").read_text()
 
 
 def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_path, fixture_records):
@@ -309,7 +320,8 @@ def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
     assert json.loads((both.parent / "summary.json").read_text())["headline"] == json.loads(
         (once.parent / "summary.json").read_text())["headline"]
     assert f"{len(fixture_records)} further record(s) repeat an" in both.read_text()
-    assert len(json.loads((both.parent / "records.json").read_text())) == 2 * len(fixture_records)  # all, as read
+    as_read = json.loads(gzip.decompress((both.parent / "records.json.gz").read_bytes()))
+    assert len(as_read) == 2 * len(fixture_records)  # all, as read
 
 
 HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "=HYPERLINK(\"http://x\")", "a|b\nc",
@@ -338,7 +350,7 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
     assert "a\\|b c" in markdown  # a table cell stays one cell
     csv = (index.parent / "runs.csv").read_text()
     assert '\'=HYPERLINK' in csv and ',=HYPERLINK' not in csv and '"=HYPERLINK' not in csv
-    assert sorted(p.name for p in index.parent.iterdir()) == ["README.md", "index.html", "records.json", "runs.csv",
+    assert sorted(p.name for p in index.parent.iterdir()) == ["README.md", "index.html", "records.json.gz", "runs.csv",
                                                                "summary.json"]
 
 
