@@ -1,5 +1,7 @@
 """Engine internals that need no sampler run: Stan's elapsed-time report and the JAX compile clock."""
 
+import pytest
+
 from runner.engines.jax_setup import CompileClock
 from runner.engines.stan import _parse_elapsed
 
@@ -77,3 +79,18 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     html = build(results, tmp_path / "report").read_text()
     assert 'data-numerator="FastJAX-CPU" data-denominator="Stan-CPU"' in html
     assert "Stan-CPU ÷ FastJAX-CPU in ESS/s" in html  # Maskell's Stan-CPU vs JAX-CPU row found it by family
+
+
+def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterations():
+    """Stan reports elapsed milliseconds: a one-parameter model's tiny run can read 0 for every chain (seen under
+    `make test`: a ZeroDivisionError lost the run). The sampler time is then the call's wall, and says so."""
+    from runner.config import RunConfig
+    from runner.engines.stan import _stan_split
+
+    zero = [{"warmup": 0.0, "sampling": 0.0}] * 4
+    timings = _stan_split(zero, 0.06, 1.0, True, "httpstan", RunConfig(warmup=500, draws=1000))
+    assert timings.sampler_s == pytest.approx(0.06) and timings.warmup_s == pytest.approx(0.02)
+    assert "read 0 ms" in timings.source
+    measured = _stan_split([{"warmup": 0.2, "sampling": 0.6}, {"warmup": 0.1, "sampling": 0.3}], 1.0, 1.0, True,
+                           "httpstan", RunConfig())
+    assert measured.sampler_s == pytest.approx(0.8) and measured.warmup_s == pytest.approx(0.8 * 0.25)

@@ -104,17 +104,24 @@ class StanEngine:
 
 
 def _stan_split(per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool,
-                interface: str) -> Timings:
-    """Timings from the sample call's wall (``user_s``) and Stan's per-chain elapsed times."""
+                interface: str, config: RunConfig) -> Timings:
+    """Timings from the sample call's wall (``user_s``) and Stan's per-chain elapsed times. Where every chain was
+    faster than Stan's clock (it reports milliseconds: 0 for a one-parameter model's tiny run), the sampler time
+    is the call's wall, split in the ratio of warmup to sampling iterations, and the source says so."""
     sampler_s = max(c["warmup"] + c["sampling"] for c in per_chain)
     warmup = sum(c["warmup"] for c in per_chain)
-    warmup_share = warmup / (warmup + sum(c["sampling"] for c in per_chain))
+    total = warmup + sum(c["sampling"] for c in per_chain)
+    source = (f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
+              "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times")
+    if total > 0:
+        warmup_share = warmup / total
+    else:
+        sampler_s, warmup_share = user_s, config.warmup / (config.warmup + config.draws)
+        source = (f"user and sampler: {interface} sample-call wall (Stan's clock read 0 ms for every chain), "
+                  "split in the ratio of warmup to sampling iterations")
     return Timings(
         compile_s=compile_s, warmup_s=sampler_s * warmup_share, sampling_s=sampler_s * (1 - warmup_share),
-        user_s=user_s,
-        source=f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
-               "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times",
-        compile_cached=cached,
+        user_s=user_s, source=source, compile_cached=cached,
         detail={"chain_warmup_s": [c["warmup"] for c in per_chain],
                 "chain_sampling_s": [c["sampling"] for c in per_chain]})
 
@@ -185,7 +192,7 @@ class HttpstanBackend:
             step_size=[float(s) for s in values[:, 0, column["stepsize__"]]],
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
-        timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan")
+        timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
         info = self.info()
         if threads > 1:
             info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
@@ -425,6 +432,6 @@ class CmdStanBackend:
         stats = SamplerStats(n_leapfrog=method["n_leapfrog__"].T.astype(np.int64),
                              divergent=method["divergent__"].T.astype(bool),
                              step_size=[float(s) for s in fit.step_size])
-        timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy")
+        timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
         return SampleResult(draws, timings, stats, self.info())
 
