@@ -83,6 +83,14 @@ DEVICES = ("cpu", "gpu")
 CHAIN_METHODS = ("parallel", "vectorized", "sequential")
 
 
+def blas_threads(cores: int, chains: int, chain_method: str) -> int:
+    """OpenBLAS threads for a process whose chains share ``cores`` (0: all usable), set in its environment before
+    scipy loads. XLA:CPU's LAPACK calls (Cholesky, triangular solves) go through scipy's OpenBLAS, two threads per
+    call by default here: with four parallel chains on two cores a call stalled for milliseconds waiting for its
+    second thread (GP regression: 2.9 ms per gradient, 0.38 with one thread; Stan 0.40)."""
+    parallel = chains if chain_method == "parallel" else 1
+    return max(1, (cores or os.cpu_count() or 1) // parallel)
+
 @dataclass(frozen=True)
 class Placement:
     """Where and how an engine runs. Stan: always CPU, float64, chains in parallel processes. JAX engines:
@@ -140,12 +148,8 @@ class Job:
                 f"repeat {self.repeat + 1}")
 
     def blas_threads(self) -> int:
-        """OpenBLAS threads for the worker: the run's cores shared by the chains that compute at once. XLA:CPU's
-        LAPACK calls (Cholesky, triangular solves) go through scipy's OpenBLAS, two threads per call by default
-        here: with four parallel chains on two cores a call stalled for milliseconds waiting for its second
-        thread (GP regression: 2.9 ms per gradient, 0.38 with one thread; Stan 0.40)."""
-        parallel = self.config.chains if self.placement.chain_method == "parallel" else 1
-        return max(1, (self.cores or os.cpu_count() or 1) // parallel)
+        """OpenBLAS threads for the worker (``blas_threads``)."""
+        return blas_threads(self.cores, self.config.chains, self.placement.chain_method)
 
     @property
     def sampler_seed(self) -> int:

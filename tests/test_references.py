@@ -11,6 +11,7 @@ import pytest
 from models import ROOT
 from runner import references
 from runner.cli import main
+from runner.config import blas_threads
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
 
@@ -50,3 +51,14 @@ def test_a_reference_short_of_its_target_is_refused(tmp_path):
 def test_bad_reference_options_exit_2_before_sampling(tmp_path, capsys, argv):
     assert main(["reference", MODEL_ID, "--size", "tiny", "--out", str(tmp_path), *argv]) == 2
     assert "reference:" not in capsys.readouterr().out and not list(tmp_path.iterdir())
+
+
+def test_a_numpyro_reference_gives_openblas_one_share_of_the_cores_per_parallel_chain(tmp_path, monkeypatch):
+    """As a campaign's worker: OpenBLAS's default threads stalled the parallel chains' Cholesky calls (the GP's
+    default reference ran for hours), so the command sets OPENBLAS_NUM_THREADS and the header says so."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    done = reference(tmp_path, "--engine", "numpyro", "--chains", "2", "--warmup", "200", "--draws", "200",
+                     "--target-mcse", "0.2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    header = json.loads(references.path(MODEL_ID, "tiny", tmp_path).read_text())["header"]
+    assert header["engine"]["blas_threads"] == str(blas_threads(0, 2, "parallel"))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import models
 from models import UsageError
-from runner.config import RunConfig
+from runner.config import RunConfig, blas_threads
 
 
 def add_parser(verbs) -> None:
@@ -45,6 +46,7 @@ REFERENCE_ENGINES = ("stan", "numpyro")
 
 def main(args) -> int:
     from runner import references
+    from runner.engines import entry
 
     ids = list(models.registry()) if args.models == ["all"] else args.models
     specs = [models.get(model_id) for model_id in ids]
@@ -59,6 +61,10 @@ def main(args) -> int:
     if not 0 < args.target_mcse < 1:
         raise UsageError(f"--target-mcse must be between 0 and 1 posterior sd, got {args.target_mcse}")
     config = RunConfig(size=args.size, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed)
+    # As a campaign's worker does: OpenBLAS's own threads would stall parallel chains' LAPACK calls (set before
+    # scipy loads; an OPENBLAS_NUM_THREADS already set is kept, and the header's engine info says which).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(blas_threads(
+        0, args.chains, entry(args.engine).placement("cpu", x64=True).chain_method)))
     folder = args.out or references.REFERENCES_DIR
     for spec in specs:
         command = shlex.join(["stanjax", "reference", spec.id, "--size", args.size, "--seed", str(args.seed),
