@@ -91,6 +91,7 @@ def blas_threads(cores: int, chains: int, chain_method: str) -> int:
     parallel = chains if chain_method == "parallel" else 1
     return max(1, (cores or os.cpu_count() or 1) // parallel)
 
+
 @dataclass(frozen=True)
 class Placement:
     """Where and how an engine runs. Stan: always CPU, float64, chains in parallel processes. JAX engines:

@@ -20,8 +20,7 @@ def new_folder(history: Path, prefix: str = "nightly") -> Path:
 
 def run_folders(history: Path) -> list[Path]:
     """Every folder holding a results file, in (machine, name) order."""
-    return sorted({path.parent for pattern in (records.RESULTS_FILE, records.RESULTS_FILE + ".gz")
-                   for path in Path(history).glob(f"*/*/{pattern}")})
+    return sorted({path.parent for name in records.RESULTS_FILES for path in Path(history).glob(f"*/*/{name}")})
 
 
 def previous(folder: Path, prefix: str = "nightly") -> Path | None:
@@ -33,8 +32,7 @@ def previous(folder: Path, prefix: str = "nightly") -> Path | None:
 
 def summary(folder: Path) -> dict:
     """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
-    runs = records.read([file for file in (folder / records.RESULTS_FILE, folder / (records.RESULTS_FILE + ".gz"))
-                         if file.exists()])
+    runs = records.read([folder / name for name in records.RESULTS_FILES if (folder / name).exists()])
     commits = sorted({(r.provenance.git_commit or "unknown")[:10] for r in runs})
     return {"machine": folder.parent.name, "folder": folder.name, "created": min(r.created for r in runs),
             "runs": len(runs), "valid": sum(r.valid for r in runs),

@@ -32,6 +32,7 @@ from runner.engines import label
 
 SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
+RESULTS_FILES = (RESULTS_FILE, RESULTS_FILE + ".gz")  # a closed campaign's may be committed gzipped
 # glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
 # every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
 # allocated before: a fresh CmdStan spent ~20 % of its time in page faults on Bradley-Terry at 20k matches
