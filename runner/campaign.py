@@ -52,6 +52,9 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "threads_per_chain": job.placement.threads_per_chain,
         "cores": job.cores or None,
         "repeat": job.repeat,
+        "block": job.block,
+        "pairing": job.pairing(campaign_id),
+        "isa": job.placement.isa,
         "config": config,
         "config_hash": config.hash(),
         "sampler_seed": job.sampler_seed,
@@ -198,21 +201,65 @@ def _kill_group(proc: subprocess.Popen) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def busy_elsewhere(core_ids: list[int] | None = None, window_s: float = 2.0) -> float | None:
+    """The cores other processes keep busy (on ``core_ids``; all for None) over the next ``window_s`` seconds;
+    None where /proc/stat is unreadable."""
+    before = load_sample(core_ids)
+    time.sleep(window_s)
+    return machine_load(before, load_sample(core_ids), window_s)["other_processes_cores"]
+
+
+def wait_for_quiet(core_ids: list[int] | None, max_wait_s: float, say) -> float | None:
+    """Wait, up to ``max_wait_s``, until other processes keep at most ``LOADED_CORES`` of ``core_ids`` busy; the
+    last busy figure (at most the threshold once quiet; None where unknown). ``say`` gets one line while waiting."""
+    deadline = time.monotonic() + max_wait_s
+    said = False
+    while True:
+        others = busy_elsewhere(core_ids)
+        if others is None or others <= LOADED_CORES or time.monotonic() >= deadline:
+            return others
+        if not said:
+            say(f"waiting for a quiet machine: other processes keep {others:.2f} cores busy "
+                f"(up to {max_wait_s:g} s)")
+            said = True
+
+
 class Recorder:
     """Runs jobs and appends each one's record as it finishes, into ``out_dir``'s results file, under one campaign
-    ID and log folder; safe to call from several threads (lanes that run at once on disjoint cores)."""
+    ID and log folder; safe to call from several threads (lanes that run at once on disjoint cores).
 
-    def __init__(self, out_dir: Path, timeout_s: float, written: list[RunRecord]):
-        self.campaign_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    Clean or rerun: a run measured on a loaded machine (``machine_load``) stays in the records, marked, and is run
+    again in its block, up to ``reruns`` times, each after waiting (up to ``quiet_wait_s``) for other processes to
+    quiet down; ``rerun`` lists what was rerun and why. ``campaign_id`` continues a campaign (``--resume``): its
+    blocks pair across the interruption."""
+
+    def __init__(self, out_dir: Path, timeout_s: float, written: list[RunRecord], reruns: int = 0,
+                 quiet_wait_s: float = 0.0, campaign_id: str | None = None, say=print):
+        self.campaign_id = campaign_id or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
         self.results_file = out_dir / records.RESULTS_FILE
         self.log_dir = out_dir / "logs" / self.campaign_id
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.timeout_s, self.written = timeout_s, written
+        self.reruns, self.quiet_wait_s, self.say = reruns, quiet_wait_s, say
+        self.rerun: list[str] = []
         self._lock = threading.Lock()
 
     def run(self, job: Job, study: str = "", timeout_s: float | None = None) -> RunRecord:
-        """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record; a failed job
-        becomes a record too. ``study`` names the scaling study the run belongs to ("" for campaigns)."""
+        """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record, rerunning it
+        while it was measured on a loaded machine and reruns are left; a failed job becomes a record too.
+        ``study`` names the scaling study the run belongs to ("" for campaigns). The last record."""
+        for attempt in range(self.reruns + 1):
+            record = self._run_once(job, study, timeout_s)
+            if record.status != "ok" or not (record.load and record.load.loaded) or attempt == self.reruns:
+                return record
+            busy = record.load.other_processes_cores
+            self.rerun.append(f"{job.label()}: other processes kept {busy:.2f} cores busy")
+            self.say(f"loaded ({busy:.2f} cores busy with other work): {job.label()} is run again "
+                     f"({attempt + 1} of {self.reruns}); the loaded record is kept, marked")
+            wait_for_quiet(job_core_ids(job), self.quiet_wait_s, self.say)
+        return record
+
+    def _run_once(self, job: Job, study: str, timeout_s: float | None) -> RunRecord:
         outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir)
         record = msgspec.convert({**base_record(job, self.campaign_id, study), **outcome}, RunRecord,
                                  from_attributes=True)
@@ -227,12 +274,17 @@ class Recorder:
 
 
 def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[RunRecord],
-                 study: str = "") -> None:
+                 study: str = "", reruns: int = 0, quiet_wait_s: float = 0.0,
+                 campaign_id: str | None = None) -> list[str]:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
-    record and the campaign goes on. ``study`` names the scaling study the runs belong to ("" for campaigns)."""
-    recorder = Recorder(out_dir, timeout_s, written)
+    record and the campaign goes on; a loaded run is run again (``Recorder``), and with reruns the campaign first
+    waits for a quiet machine. ``study`` names the scaling study the runs belong to ("" for campaigns). What was
+    rerun, and why."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with stopped_by(signal.SIGTERM), Progress(*columns, transient=False) as progress:
+        recorder = Recorder(out_dir, timeout_s, written, reruns, quiet_wait_s, campaign_id, progress.console.print)
+        if reruns and jobs:
+            wait_for_quiet(job_core_ids(jobs[0]), quiet_wait_s, progress.console.print)
         task = progress.add_task("starting", total=len(jobs))
         for job in jobs:
             progress.update(task, description=job.label())
@@ -241,3 +293,4 @@ def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list
                 progress.console.print(f"[red]{record.status}[/red]: {job.label()} (log: {record.log})")
             progress.advance(task)
         progress.update(task, description="done")
+    return recorder.rerun

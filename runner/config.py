@@ -80,6 +80,7 @@ def campaign_entropy() -> int:
 
 
 DEVICES = ("cpu", "gpu")
+ISAS = ("native", "x86-64-v2")
 CHAIN_METHODS = ("parallel", "vectorized", "sequential")
 
 
@@ -104,6 +105,9 @@ class Placement:
     # Stan: threads each chain's gradient may use (>1: the model's reduce_sum program, each chain pinned to its
     # own cores). JAX engines: always 1 here; XLA's CPU threads are the run's cores (``Job.cores``).
     threads_per_chain: int = 1
+    # The CPU instruction set both sides are built for (``ISAS``): "native", the host's (Stan with -march=native,
+    # XLA's default), or "x86-64-v2" (SSE4.2, no AVX: Stan with -march=x86-64-v2, XLA's CPU ISA capped at SSE4.2).
+    isa: str = "native"
 
 
 class RunKey(NamedTuple):
@@ -117,6 +121,7 @@ class RunKey(NamedTuple):
     precision: str
     chain_method: str
     threads_per_chain: int
+    isa: str
     cores: int
     config_hash: str
     repeat: int
@@ -146,7 +151,7 @@ class Job:
         resized = "".join(f" {name}={value}" for name, value in self.config.resize)
         threads = f" x {self.placement.threads_per_chain} threads" if self.placement.threads_per_chain > 1 else ""
         return (f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains{threads} · "
-                f"repeat {self.repeat + 1}")
+                f"block {self.block + 1}")
 
     def blas_threads(self) -> int:
         """OpenBLAS threads for the worker (``blas_threads``)."""
@@ -155,6 +160,18 @@ class Job:
     @property
     def sampler_seed(self) -> int:
         return self.config.sampler_seed(self.repeat, self.entropy)
+
+    @property
+    def block(self) -> int:
+        """The paired block the run belongs to: a block runs every engine setup of one (model, size, settings)
+        once, back to back, and a ratio is taken within a block. Repeat r of every setup is block r."""
+        return self.repeat
+
+    def pairing(self, campaign_id: str) -> str:
+        """Names the runs that pair up block by block: one campaign's runs of one model at one size with the same
+        settings and data seed, built for one ISA (every engine setup of them, on whichever cores each lane had)."""
+        text = json.dumps([campaign_id, self.model_id, self.config.hash(), self.placement.isa])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def key(self) -> RunKey:
         return RunKey(self.model_id, self.engine, self.front_end, *asdict(self.placement).values(), self.cores,
@@ -167,6 +184,7 @@ class Job:
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
-        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")})
+        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")},
+                              isa=d.get("isa", "native"))
         return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"],
                    d["entropy"], d["cores"], d.get("first_core", 0))

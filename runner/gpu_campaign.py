@@ -35,7 +35,7 @@ from pathlib import Path
 import models
 from runner import records, studies
 from runner.campaign import Recorder
-from runner.commands.run import with_threads
+from runner.commands.run import block_order, with_threads
 from runner.config import Job, RunConfig, campaign_entropy
 from runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
 from runner.records import RunRecord
@@ -216,8 +216,9 @@ class Estimator:
 
 def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], repeats: int, entropy: int,
           cores: int, gpu_cores: int, x64: bool = False, chain_method: str | None = None) -> dict[str, list[Job]]:
-    """The jobs of one unit per lane, in run order (repeat by repeat, engines alternating within a repeat); Stan
-    with the threads per chain `stanjax run` gives it on the lane's cores."""
+    """The jobs of one unit per lane, in run order (repeat by repeat: block by block, the engines' order within a
+    lane alternating from block to block, as `stanjax run` orders them); Stan with the threads per chain
+    `stanjax run` gives it on the lane's cores."""
     config = config.for_model(spec)
     lanes = {}
     for lane, engines in engines_by_lane.items():
@@ -226,7 +227,7 @@ def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], 
                            with_threads(entry(engine).placement(lane, x64 and lane == "gpu", chain_method), engine,
                                         entry(engine).front_end(), spec, count, config),
                            entry(engine).front_end(), entropy, count, first)
-                       for repeat in range(repeats) for engine in engines]
+                       for repeat in range(repeats) for engine in block_order(engines, repeat)]
     return lanes
 
 

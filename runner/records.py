@@ -310,6 +310,13 @@ class RunRecord(msgspec.Struct, kw_only=True):
     cores: int | None = None  # CPU cores the run's worker was pinned to; None: recorded before runs were pinned
     core_ids: list[int] | None = None  # which CPUs the worker ran on (all usable ones if unpinned); None: not recorded
     repeat: int
+    # The paired block (``Job.block``) and the pairing (``Job.pairing``) the run belongs to: a ratio is taken only
+    # between runs of one pairing and one block. None / "": recorded before blocks (see ``block_of``).
+    block: int | None = None
+    pairing: str = ""
+    # The instruction set both sides were built for (``runner.config.ISAS``); "": recorded before the runner chose
+    # one (bundled Stan then built for baseline x86-64, SSE2; XLA for the host).
+    isa: str = ""
     config: RunConfig
     config_hash: str
     sampler_seed: int | None = None
@@ -336,11 +343,23 @@ class RunRecord(msgspec.Struct, kw_only=True):
     @property
     def label(self) -> str:
         return label(self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                     self.engine_info.get("matmul_precision"), self.threads_per_chain)
+                     self.engine_info.get("matmul_precision"), self.threads_per_chain, self.isa)
 
     def key(self) -> RunKey:
         return RunKey(self.model_id, self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                      self.threads_per_chain, self.cores or 0, self.config_hash, self.repeat)
+                      self.threads_per_chain, self.isa or "native", self.cores or 0, self.config_hash, self.repeat)
+
+    @property
+    def clean(self) -> bool:
+        """Measured on a quiet machine: a load was measured and it was under the threshold. A record without a load
+        field, or whose load could not be measured, is not known to be clean."""
+        return self.load is not None and self.load.other_processes_cores is not None and not self.load.loaded
+
+    @property
+    def block_of(self) -> tuple[str, int]:
+        """(pairing, block) of the run; for a record made before blocks, its campaign and repeat: those campaigns
+        ran every engine of a repeat back to back, so repeat r was block r in all but name."""
+        return (self.pairing or self.campaign_id, self.repeat if self.block is None else self.block)
 
     def measurement_key(self) -> MeasurementKey:
         return MeasurementKey(self.machine, self.study, self.model_id, self.size, sizes_text(self.sizes),

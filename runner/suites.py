@@ -7,12 +7,12 @@ QUICK_MODELS = ["eight_schools-eight_schools_noncentered", "covtype_synth-logist
 
 SUITES = {
     # The README's `make report`: the first three models at their small size, Stan and NumPyro on CPU,
-    # 3 repeats; a few minutes on 2 cores.
+    # 5 paired blocks (the fewest that give a ratio its 90 % interval); a few minutes on 2 cores.
     "quick": {"models": QUICK_MODELS, "engines": CPU_PAIR, "sizes": ["small"],
-              "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
-    # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 3 repeats.
+              "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
+    # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 5 paired blocks.
     "full": {"models": "all", "engines": CPU_PAIR, "sizes": ["default"],
-             "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 3},
+             "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
     # `stanjax nightly`: the quick suite with 5 repeats, enough for a Mann–Whitney test to reach p < 0.05.
     "nightly": {"models": QUICK_MODELS, "engines": CPU_PAIR, "sizes": ["small"],
                 "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},

@@ -29,6 +29,10 @@ try:
 except UsageError:
     pass
 
+# Campaigns started by tests measure nothing: their runs, flagged loaded beside the other pytest worker, are not
+# run again (a test of the rerun sets its own count).
+os.environ.setdefault("STANJAX_RERUNS", "0")
+
 # Whole files whose every test needs a compiled Stan program (test_stan_bundled.py marks its own).
 STAN_FILES = {
     "test_cmdstan.py",      # bundled Stan beside CmdStan (skipped without a CmdStan)

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from runner import campaign, records
 from runner.campaign import LOADED_CORES, load_sample, machine_load
 
 
@@ -27,3 +28,59 @@ def test_a_busy_process_that_is_not_ours_is_seen():
     time.sleep(1.6)
     load = machine_load(before, load_sample(), wall_s=1.6)
     assert load["other_processes_cores"] > LOADED_CORES and load["loaded"]
+
+
+def _outcome(loaded: bool) -> dict:
+    """A worker's part of a record, measured beside other work or not."""
+    busy = 1.2 if loaded else 0.01
+    return {"status": "ok", "wall_s": 1.0, "valid": True, "failed_gates": [], "gates": {},
+            "load": {"other_processes_cores": busy, "load_average_start": 0.0, "load_average_end": 0.0,
+                     "loaded": busy > LOADED_CORES}}
+
+
+def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_marked(tmp_path, monkeypatch):
+    """A planted load on the first Stan run: that run is rerun (after waiting for quiet), its block stays whole
+    with a clean run of each side, the loaded record stays in the file, marked, and the summary says so."""
+    from runner.cli import build_parser
+    from runner.commands.run import campaign_summary, plan
+
+    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
+                                           "--engines", "stan", "numpyro", "--repeats", "2"]))
+    planted = iter([True])  # the first attempt of the first run is loaded; every other one is clean
+    waited = []
+    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir: _outcome(next(planted, False)))
+    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: waited.append(max_wait_s))
+    written = []
+    rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
+    on_disk = records.read(tmp_path / records.RESULTS_FILE)
+    assert [(r.block, r.engine, r.clean) for r in on_disk] == [
+        (0, "stan", False), (0, "stan", True), (0, "numpyro", True), (1, "numpyro", True), (1, "stan", True)]
+    assert on_disk[0].load.loaded and on_disk[0].key() == on_disk[1].key()  # the same run, measured again
+    assert waited == [30, 30]  # once before the campaign, once before the rerun
+    assert len(rerun) == 1 and "1.20 cores busy" in rerun[0]
+    summary = campaign_summary(written, rerun, tmp_path)
+    assert summary.startswith("4 of 4 runs ok") and "1 run(s) rerun after a loaded measurement" in summary
+    assert "still loaded" not in summary
+
+
+def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_incomplete(tmp_path, monkeypatch):
+    from runner.cli import build_parser
+    from runner.commands.run import campaign_summary, plan
+
+    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
+                                           "--engines", "stan"]))
+    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir: _outcome(True))
+    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    written = []
+    rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2)
+    assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
+    assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
+
+
+def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
+    said = []
+    busy = iter([1.5, 1.0, 0.1])
+    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: next(busy))
+    assert campaign.wait_for_quiet(None, 60, said.append) == 0.1 and len(said) == 1
+    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: 1.5)
+    assert campaign.wait_for_quiet(None, 0, said.append) == 1.5  # no time left: runs anyway, flagged if loaded

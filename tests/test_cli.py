@@ -55,6 +55,17 @@ def _plan(*argv):
                                            "eight_schools-eight_schools_noncentered", *argv]))
 
 
+def test_runs_go_in_paired_blocks_whose_engine_order_alternates():
+    jobs = _plan("--engines", "stan", "numpyro", "--repeats", "3")
+    assert [(job.block, job.engine) for job in jobs] == [(0, "stan"), (0, "numpyro"), (1, "numpyro"), (1, "stan"),
+                                                         (2, "stan"), (2, "numpyro")]
+    assert len({job.pairing("campaign-a") for job in jobs}) == 1  # every setup and block of one campaign pairs
+    assert jobs[0].pairing("campaign-a") != jobs[0].pairing("campaign-b")  # never across campaigns
+    baseline = _plan("--engines", "stan", "numpyro", "--isa", "x86-64-v2")
+    assert {job.placement.isa for job in baseline} == {"x86-64-v2"} and {job.placement.isa for job in jobs} == {"native"}
+    assert baseline[0].pairing("campaign-a") != jobs[0].pairing("campaign-a")  # another build: its own pairing
+
+
 def test_a_model_declaring_its_target_acceptance_runs_it_on_every_engine_and_others_keep_the_runs():
     sp500, eight = "gym_sp500-stochastic_volatility_sp500", "eight_schools-eight_schools_noncentered"
     jobs = _plan(sp500, "--engines", "stan", "numpyro", "blackjax_nuts")

@@ -87,6 +87,7 @@ def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tm
     after = records.read(out)
     assert sorted(r.repeat for r in after) == [0, 1, 2]
     assert [r.run_id for r in after[:len(before)]] == [r.run_id for r in before]
+    assert {r.campaign_id for r in after} == {before[0].campaign_id}  # one campaign: its blocks still pair
 
 
 @pytest.mark.parametrize("how", ["kill -9 of the campaign's group", "SIGTERM to the campaign"])

@@ -80,7 +80,8 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     for item in lanes["cpu"]:
         assert item.job is None or (item.job.device == "cpu" and (item.job.first_core, item.job.cores) == (2, 14))
     first = [item.job.engine for item in plan.units[0].items if item.lane == "cpu"]
-    assert first == ["stan", "numpyro"] * 3  # alternating, one at a time, repeat by repeat
+    # one at a time, block by block, the order alternating from block to block
+    assert first == ["stan", "numpyro", "numpyro", "stan", "stan", "numpyro"]
     assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == \
         {"numpyro", "blackjax_nuts", "blackjax_chees"}
 

@@ -46,13 +46,14 @@ def main(args) -> int:
     from reports.build import build
 
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
-    jobs = run.plan(run.parse(run_argv(args)))
+    run_args = run.parse(run_argv(args))
+    jobs = run.plan(run_args)
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
     written: list[records.RunRecord] = []
     try:
-        run_campaign(jobs, folder, args.timeout, written)
+        run_campaign(jobs, folder, args.timeout, written, reruns=run_args.reruns, quiet_wait_s=run_args.quiet_wait)
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, folder)
     baseline = args.baseline or history.previous(folder)

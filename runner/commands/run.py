@@ -16,8 +16,8 @@ import models
 from models import UsageError
 from runner import records, static_checks
 from runner.campaign import interrupted, run_campaign
-from runner.config import (CHAIN_METHODS, DEVICES, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey,
-                           campaign_entropy)
+from runner.config import (CHAIN_METHODS, DEVICES, ISAS, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig,
+                           RunKey, campaign_entropy)
 from runner.engines import ENGINE_NAMES, JAX, STAN, entry
 from runner.paths import cache_dir
 from runner.suites import SUITES
@@ -42,7 +42,10 @@ def add_parser(verbs) -> None:
 DESCRIPTION = ("Run each (model, engine, repeat) in its own process and append one JSON record per run to "
                "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
                "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
-               "the data depend on --seed only, the sampler seed on --seed and the repeat.")
+               "the data depend on --seed only, the sampler seed on --seed and the repeat. Runs go in paired "
+               "blocks: repeat r of every engine is block r, run back to back, the engines' order alternating from "
+               "block to block; a report takes ratios within blocks. A run measured while other processes kept "
+               "the machine busy is kept, marked loaded, and run again (--reruns).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +74,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
                         "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
                         "installed, else bundled. The record names the one that ran (default: %(default)s)")
+    parser.add_argument("--isa", choices=ISAS, default="native",
+                        help="the CPU instruction set both sides are built for: native (the host's: Stan with "
+                        "-march=native, XLA's default) or x86-64-v2 (SSE4.2, no AVX, on both sides: Stan with "
+                        "-march=x86-64-v2, XLA's CPU ISA capped at SSE4.2). The record states it "
+                        "(default: %(default)s)")
+    parser.add_argument("--reruns", type=int, default=int(os.environ.get("STANJAX_RERUNS", 2)), metavar="K",
+                        help="times a run measured on a loaded machine (other processes kept more than a quarter "
+                        "of a core busy) is run again in its block, after waiting for quiet; its loaded record is "
+                        "kept, marked, and never enters a ratio (default: %(default)s; STANJAX_RERUNS sets it)")
+    parser.add_argument("--quiet-wait", type=float, default=120.0, metavar="S",
+                        help="seconds to wait for a quiet machine before the campaign and before each rerun; "
+                        "after that it runs anyway, and a loaded run stays marked (default: %(default)s)")
     parser.add_argument("--cores", type=int, metavar="N",
                         help="CPU cores each run may use, the first N this process may run on (default: all of "
                         "them). Each worker is pinned to them: XLA's CPU threads for the JAX engines, Stan's "
@@ -89,9 +104,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "model and size, so every engine and repeat of a model runs on one machine, where they "
                         "can be paired")
     parser.add_argument("--resume", action="store_true",
-                        help="skip runs that already have an ok record in OUT (same model, engine, front end "
-                        "(for Stan: CmdStan or the bundled Stan), device, precision, chain method, config hash and "
-                        "repeat); failed runs are run again")
+                        help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
+                        "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
+                        "method, ISA, config hash and repeat; failed runs are run again), under the same campaign "
+                        "ID, so blocks pair across the interruption")
 
 
 def shard_arg(text: str) -> tuple[int, int]:
@@ -131,6 +147,10 @@ def plan(args) -> list[Job]:
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    if not 0 <= args.reruns <= MAX_RERUNS:
+        raise UsageError(f"--reruns must be between 0 and {MAX_RERUNS}, got {args.reruns}")
+    if not (math.isfinite(args.quiet_wait) and args.quiet_wait >= 0):
+        raise UsageError(f"--quiet-wait must be a number of seconds >= 0, got {args.quiet_wait:g}")
     check_seed_and_timeout(args.seed, args.timeout)
     cores = check_cores(args.cores)
     threads = check_threads(args.threads_per_chain, cores, settings["chains"])
@@ -145,8 +165,8 @@ def plan(args) -> list[Job]:
     for engine in engines:
         entry(engine)  # unknown engine: one line, exit 2
     device = args.device or suite.get("device", "cpu")
-    placements = {engine: placement(engine, device, args.x64, args.chain_method, settings["chains"])
-                  for engine in engines}
+    placements = {engine: replace(placement(engine, device, args.x64, args.chain_method, settings["chains"]),
+                                  isa=args.isa) for engine in engines}
     if settings["chains"] >= MANY_CHAINS and settings["chains"] % SUPERCHAINS:
         raise UsageError(f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
                          f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}")
@@ -163,7 +183,14 @@ def plan(args) -> list[Job]:
     return [Job(spec.id, engine, config.for_model(spec), repeat,
                 with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
                 front_ends[engine], entropy, cores)
-            for config in configs for spec in specs for repeat in range(settings["repeats"]) for engine in engines]
+            for config in configs for spec in specs for repeat in range(settings["repeats"])
+            for engine in block_order(engines, repeat)]
+
+
+def block_order(engines: list[str], block: int) -> list[str]:
+    """The engines' order in a block: as given in even blocks, reversed in odd ones, so neither side always
+    runs first (a warm cache, a CPU still clocked up from the run before)."""
+    return list(engines) if block % 2 == 0 else list(reversed(engines))
 
 
 def usable_cores() -> list[int]:
@@ -202,6 +229,7 @@ def with_threads(chosen: Placement, engine: str, front_end: str, spec: models.Mo
 
 
 MAX_PARALLEL_CPU_CHAINS = 64
+MAX_RERUNS = 10
 MAX_SEED = 2**32 - 1  # NumPy's and Stan's seeds are unsigned 32-bit
 
 
@@ -270,6 +298,14 @@ def done_keys(out: Path) -> set[RunKey]:
     return records.done(records.read(out / records.RESULTS_FILE)) if (out / records.RESULTS_FILE).exists() else set()
 
 
+def campaign_to_resume(out: Path) -> str | None:
+    """The campaign ID of the newest record in ``out``: ``--resume`` goes on with that campaign."""
+    if not (out / records.RESULTS_FILE).exists():
+        return None
+    runs = records.read(out / records.RESULTS_FILE)
+    return max(runs, key=lambda r: r.created).campaign_id if runs else None
+
+
 def main(args) -> int:
     jobs = plan(args)
     if args.shard:
@@ -288,12 +324,30 @@ def main(args) -> int:
     except OSError as err:
         raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
     written: list[records.RunRecord] = []
+    campaign_id = campaign_to_resume(args.out) if args.resume else None
     try:
-        run_campaign(jobs, args.out, args.timeout, written)
+        rerun = run_campaign(jobs, args.out, args.timeout, written, reruns=args.reruns,
+                             quiet_wait_s=args.quiet_wait, campaign_id=campaign_id)
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, args.out)
-    failed = [r for r in written if r.status != "ok"]
-    invalid = [r for r in written if r.status == "ok" and not r.valid]
-    print(f"{len(written) - len(failed)} of {len(written)} runs ok ({len(invalid)} failed a validity gate); "
-          f"records in {args.out}")
-    return 1 if failed else 0
+    print(campaign_summary(written, rerun, args.out))
+    return 1 if any(r.status != "ok" for r in written) else 0
+
+
+def campaign_summary(written: list[records.RunRecord], rerun: list[str], out: Path) -> str:
+    """What a campaign did, in a few lines: runs ok and valid, runs rerun and why, runs still loaded."""
+    final = {}
+    for r in written:  # the last record of each run: a rerun's replaces its loaded one
+        final[r.key()] = r
+    failed = [r for r in final.values() if r.status != "ok"]
+    invalid = [r for r in final.values() if r.status == "ok" and not r.valid]
+    still_loaded = [r for r in final.values() if r.load and r.load.loaded]
+    lines = [f"{len(final) - len(failed)} of {len(final)} runs ok ({len(invalid)} failed a validity gate); "
+             f"records in {out}"]
+    if rerun:
+        lines.append(f"{len(rerun)} run(s) rerun after a loaded measurement (kept in the records, marked loaded):")
+        lines += [f"  {why}" for why in rerun]
+    if still_loaded:
+        lines.append(f"{len(still_loaded)} run(s) still loaded after their reruns: their blocks are incomplete and "
+                     "enter no ratio")
+    return "\n".join(lines)

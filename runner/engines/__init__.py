@@ -177,14 +177,14 @@ def get_engine(name: str, front_end: str | None = None) -> Engine:
 
 
 def label(engine: str, front_end: str, device: str, precision: str, chain_method: str,
-          matmul_precision: str | None = None, threads_per_chain: int = 1) -> str:
+          matmul_precision: str | None = None, threads_per_chain: int = 1, isa: str = "") -> str:
     """The report's name for an engine setup, e.g. "NumPyro-CPU", "NumPyro-GPU-f32", "Stan-CPU", "CmdStan-CPU".
 
     float32 is marked "-f32" (float64 is the unmarked default); "-tf32" is float32 on a GPU with JAX's default
     matmul precision (TF32 on Ampere and later), as runs made before the runner asked for full float32 matmuls.
     A chain method other than the engine's default on that device is named too ("NumPyro-CPU-vectorized"), and
-    Stan's threads per chain where more than one ("Stan-CPU-4threads": its reduce_sum program). Setups with
-    different labels are never pooled."""
+    Stan's threads per chain where more than one ("Stan-CPU-4threads": its reduce_sum program), and an instruction
+    set other than the host's ("NumPyro-CPU-x86-64-v2"). Setups with different labels are never pooled."""
     found = ENGINES.get(engine)
     name = found.front_ends.get(front_end, f"{engine}[{front_end}]") if found else f"{engine}[{front_end}]"
     text = f"{name}-{device.upper()}"
@@ -195,4 +195,6 @@ def label(engine: str, front_end: str, device: str, precision: str, chain_method
         text += f"-{chain_method}"
     if threads_per_chain > 1:
         text += f"-{threads_per_chain}threads"
+    if isa not in ("", "native"):
+        text += f"-{isa}"
     return text
