@@ -13,6 +13,7 @@ unconstrained vector is each parameter flattened column-major, one after the oth
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -86,11 +87,14 @@ def numpyro_side(spec: ModelSpec, data: dict, point: dict) -> tuple[float, np.nd
     return float(log_joint), _flatten(spec, unconstrained), _flatten(spec, gradient)
 
 
-def stan_model(spec: ModelSpec, data: dict, program_code: str | None = None):
-    """A pystan model of ``program_code`` (default: the spec's Stan program) with the data bound."""
+def stan_model(spec: ModelSpec, data: dict, stan_file: Path | None = None):
+    """A pystan model of ``stan_file`` (default: the spec's Stan program) with the data bound: the module the
+    bundled Stan engine runs (built for the host's ISA, found in httpstan's cache by its program text)."""
     import stan
 
-    return stan.build(program_code or spec.stan_file.read_text(), data=data)
+    from runner.engines.stan import HttpstanBackend
+
+    return stan.build(HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data)
 
 
 def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, np.ndarray]:
@@ -102,13 +106,12 @@ def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, n
     return float(log_density), np.asarray(unconstrained), np.asarray(gradient)
 
 
-def check(spec: ModelSpec, data: dict, points: list[dict], program_code: str | None = None,
-          grainsize: int | None = None) -> DensityCheck:
+def check(spec: ModelSpec, data: dict, points: list[dict], grainsize: int | None = None) -> DensityCheck:
     """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize."""
     if grainsize is None:
-        model = stan_model(spec, data, program_code)
+        model = stan_model(spec, data)
     else:
-        model = stan_model(spec, {**data, "grainsize": grainsize}, spec.stan_threaded_file.read_text())
+        model = stan_model(spec, {**data, "grainsize": grainsize}, spec.stan_threaded_file)
     stan_lp, numpyro_lp, same, gradient_errors = [], [], True, []
     for point in points:
         lp_s, unc_s, grad_s = stan_side(spec, model, point)

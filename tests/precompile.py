@@ -1,15 +1,18 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
 The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one, and the worked
-examples' programs (``examples/*/stan/*.stan``, which tests/test_check.py builds). Each is built
-through httpstan, as ``stan.build`` and the bundled Stan engine build it, under the workers' interpreter: httpstan's
-cache is keyed by the program's text and the interpreter's path, so the tests then find every program in the cache
-and compile nothing. One line per program; the compilers' messages go to ``--log``.
+examples' programs (``examples/*/stan/*.stan``, which tests/test_check.py builds), each built for the host's ISA
+(``-march=native``, the runs' default), and eight schools for x86-64-v2 too (the ISA tests build both). Each is
+built as the bundled Stan engine builds it (``HttpstanBackend.compile``), under the workers' interpreter:
+httpstan's cache is keyed by the program's text (with the flags' comment) and the interpreter's path, so the tests
+then find every program in the cache and compile nothing. One line per program; the compilers' messages go to
+``--log``.
 
 Most of a Stan compile is parsing Stan's headers, the same for every program, so (as CmdStan does by default with
 g++) Stan's model header is compiled once into a precompiled header under ``out/pch/``, which each program's compile
 then reads (``-include``), without debug information (``-g0``: the tests never debug a module). Neither changes
-the code the compiler generates; a header the compiler refuses (other flags) is said on the program's line.
+the code the compiler generates; a header the compiler refuses (other flags, e.g. the x86-64-v2 build) is said on
+the program's line.
 
     .venv/bin/python -m tests.precompile --jobs 2 --log out/test-compile.log
 """
@@ -27,25 +30,29 @@ from pathlib import Path
 
 import models
 from models import ROOT
+from runner import isa
 from runner.campaign import WORKER_PYTHON
 from runner.commands.compile import compile_each
+from runner.engines.stan import HTTPSTAN_MACROS, HttpstanBackend, services_folder
 
 PCH_ROOT = ROOT / "out" / "pch"
 # httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,
 # build_services_extension_module): the precompiled header must be built with the same ones to be used.
-HTTPSTAN_MACROS = ["-DBOOST_DISABLE_ASSERTS", "-DBOOST_PHOENIX_NO_VARIADIC_EXPRESSION", "-DSTAN_THREADS",
-                   "-D_REENTRANT", "-D_GLIBCXX_USE_CXX11_ABI=0"]
-HTTPSTAN_ARGS = ["-O3", "-std=c++17", "-Wno-sign-compare"]
+MACRO_ARGS = [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in HTTPSTAN_MACROS]
+HTTPSTAN_ARGS = HttpstanBackend.HTTPSTAN_ARGS.split()
 NO_DEBUG_INFO = "-g0"
+EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
-def programs() -> dict[str, str]:
-    """Label -> Stan program text: each model's program, then its threaded one, then the examples'."""
-    found = {spec.id: spec.stan_file.read_text() for spec in models.registry().values()}
-    found |= {f"{spec.id} (threaded)": spec.stan_threaded_file.read_text()
-              for spec in models.registry().values() if spec.stan_threaded_file}
-    found |= {f"example {path.parent.parent.name}/{path.name}": path.read_text()
+def programs() -> dict[str, tuple[Path, str]]:
+    """Label -> (Stan program, ISA it is built for): each model's program, then its threaded one, then the
+    examples', for the host's ISA; then eight schools for x86-64-v2."""
+    specs = models.registry().values()
+    found = {spec.id: (spec.stan_file, "native") for spec in specs}
+    found |= {f"{spec.id} (threaded)": (spec.stan_threaded_file, "native") for spec in specs if spec.stan_threaded_file}
+    found |= {f"example {path.parent.parent.name}/{path.name}": (path, "native")
               for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))}
+    found[f"{EIGHT_SCHOOLS} (x86-64-v2)"] = (models.get(EIGHT_SCHOOLS).stan_file, "x86-64-v2")
     return found
 
 
@@ -55,12 +62,14 @@ def all_cached() -> bool:
     import httpstan.models
 
     names = set(httpstan.cache.list_model_names())
-    return all(httpstan.models.calculate_model_name(code) in names for code in programs().values())
+    return all(httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa)) in names
+               for path, program_isa in programs().values())
 
 
 def header_command(header: Path) -> list[str]:
     """The command that precompiles ``header``: the C++ compiler and flags setuptools gives httpstan's build
-    (Python's own, with ``-g0`` appended as the programs' compiles get it), httpstan's macros and arguments."""
+    (Python's own, with ``-g0`` and the host ISA's flags appended as the programs' compiles get them), httpstan's
+    macros and arguments."""
     import httpstan
     from setuptools._distutils.ccompiler import new_compiler
     from setuptools._distutils.sysconfig import customize_compiler, get_python_inc
@@ -68,7 +77,8 @@ def header_command(header: Path) -> list[str]:
     compiler = new_compiler()
     customize_compiler(compiler)
     includes = [f"-I{Path(httpstan.__file__).parent / 'include'}", f"-I{get_python_inc()}"]
-    return [*compiler.compiler_so_cxx, NO_DEBUG_INFO, *HTTPSTAN_MACROS, *includes, *HTTPSTAN_ARGS,
+    return [*compiler.compiler_so_cxx, NO_DEBUG_INFO, isa.stan_flags("native"), *MACRO_ARGS, *includes,
+            *HTTPSTAN_ARGS,
             "-x", "c++-header", str(header), "-o", f"{header}.gch"]
 
 
@@ -105,34 +115,25 @@ def unused_header(compiler_output: str) -> str | None:
 
 
 def build(label: str) -> int:
-    """Compile one program through httpstan (what the pool runs in each process); print the compiler's and
-    stanc's messages, then one line."""
-    import asyncio
-
+    """Compile one program as the bundled Stan engine does (what the pool runs in each process); print the
+    compiler's and stanc's messages, then one line."""
     import httpstan.cache
-    import httpstan.models
-    import stan.common
 
-    code = programs()[label]
-    cached = httpstan.models.calculate_model_name(code) in httpstan.cache.list_model_names()
-
-    async def post():
-        async with stan.common.HttpstanClient() as client:
-            response = await client.post("/models", json={"program_code": code})
-            return response.status, response.json()
-
-    start = time.perf_counter()
-    status, body = asyncio.run(post())
-    seconds = time.perf_counter() - start
-    for key in ("stanc_warnings", "compiler_output", "message"):
-        if body.get(key):
-            print(f"--- {key}:\n{body[key].rstrip()}")
-    if status != 201:
-        print(f"{label}: httpstan answered {status}")
+    path, program_isa = programs()[label]
+    try:
+        handle = HttpstanBackend().compile(path, program_isa)
+    except RuntimeError as err:
+        print(f"--- message:\n{err}\n{label}: failed")
         return 1
-    refused = unused_header(body.get("compiler_output") or "")
+    messages = {"stanc_warnings": httpstan.cache.load_stanc_warnings(handle["model_name"]),
+                "compiler_output": httpstan.cache.load_services_extension_module_compiler_output(handle["model_name"])}
+    for key, text in messages.items():
+        if text:
+            print(f"--- {key}:\n{text.rstrip()}")
+    refused = unused_header(messages["compiler_output"] or "")
     note = f" (precompiled header NOT used: {refused})" if refused else ""
-    print(f"{label}: {'cached' if cached else f'compiled in {seconds:.1f} s'}{note}", flush=True)
+    seconds = handle["compile_s"]
+    print(f"{label}: {'cached' if handle['cached'] else f'compiled in {seconds:.1f} s'}{note}", flush=True)
     return 0
 
 
@@ -149,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         args.log.write_text("")
     start = time.perf_counter()
     if not all_cached():
+        for program_isa in sorted({program_isa for _, program_isa in programs().values()}):
+            services_folder(isa.stan_flags(program_isa))  # once per ISA, before the programs that link it
         header = precompiled_header()
         if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command
             extra = f"{NO_DEBUG_INFO} -Winvalid-pch -include {header}"

@@ -70,14 +70,16 @@ def _child(request_path: Path, result_path: Path) -> None:
     spec, config, seed, data = models.get(request["model_id"]), request["config"], request["seed"], request["data"]
     backend = HttpstanBackend()
     ours = error = fit = None
+    handle = backend.compile(spec.stan_file)
     try:
-        ours = backend.sample(backend.compile(spec.stan_file), data, config, seed)
+        ours = backend.sample(handle, data, config, seed)
     except Exception as err:  # the caller checks what was raised
         error = (type(err).__name__, str(err))
     if request["with_pystan"]:
         import stan
 
-        posterior = stan.build(spec.stan_file.read_text(), data=data, random_seed=seed)
+        # the same module (its program text, with the build's comment, finds it in httpstan's cache)
+        posterior = stan.build(handle["program_code"], data=data, random_seed=seed)
         stan_fit = posterior.sample(num_chains=config.chains, num_warmup=config.warmup, num_samples=config.draws,
                                     delta=config.target_accept, max_depth=config.max_treedepth)
         names = [*stan_fit.param_names, *(name for name in stan_fit.sample_and_sampler_param_names

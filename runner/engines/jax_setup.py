@@ -1,4 +1,5 @@
-"""Starting JAX where a placement says: platform, precision, host devices, persistent compilation cache.
+"""Starting JAX where a placement says: platform, precision, host devices, the CPU instruction set XLA compiles
+for, persistent compilation cache.
 
 Must run before anything else in the process initialises a JAX backend (workers call it first thing)."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from runner import isa as isas
 from runner.config import Placement, RunConfig
 from runner.paths import cache_dir
 
@@ -62,10 +64,19 @@ class CompileClock:
 
 
 def start_jax(placement: Placement, chains: int):
-    """The configured ``jax`` module; raises when the device the placement names is not the one JAX got."""
+    """The configured ``jax`` module; raises when the device the placement names is not the one JAX got, or when
+    an ISA limit is asked for after XLA has started (its flags are read once, at start-up)."""
+    import sys
+
     import numpyro
 
     os.environ["JAX_PLATFORMS"] = PLATFORMS[placement.device]
+    limit = isas.xla_flag(placement.isa)
+    if limit and limit not in os.environ.get("XLA_FLAGS", "").split():
+        bridge = sys.modules.get("jax._src.xla_bridge")
+        if bridge is not None and bridge.backends_are_initialized():
+            raise RuntimeError(f"XLA started before {limit} was set, and reads its flags once: start JAX afresh")
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {limit}".strip()
     if placement.device == "cpu" and placement.chain_method == "parallel":
         numpyro.set_host_device_count(chains)  # one CPU device per chain
     numpyro.enable_x64(placement.precision == "float64")
@@ -92,6 +103,10 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "device_kind": used[0].device_kind,
         "chain_method": placement.chain_method,
         "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
+        **isas.info(placement.isa),
+        # The ISA limit XLA started with (its flags are read once): what took effect, not only what was asked.
+        "xla_isa_flag": next((flag for flag in os.environ.get("XLA_FLAGS", "").split()
+                              if flag.startswith("--xla_cpu_max_isa=")), "none (XLA's default: the host's ISA)"),
         "matmul_precision": jax.config.jax_default_matmul_precision,
         # XLA's CPU thread pool is as large as the worker's cores (its affinity mask), shared by the chains.
         "cpu_threads": len(os.sched_getaffinity(0)),

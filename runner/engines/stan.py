@@ -10,6 +10,7 @@ one chain's split alone would not do). Stan's per-chain clocks are kept in ``det
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -26,6 +27,7 @@ import numpy as np
 import orjson
 
 from models import ModelSpec, UsageError
+from runner import isa as isas
 from runner.config import Placement, RunConfig
 from runner.engines import SampleResult, SamplerStats, Timings
 from runner.paths import cache_dir
@@ -87,7 +89,7 @@ class StanEngine:
             raise UsageError(f"the Stan engine cannot run through the {front_end!r} front end")
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
-        return self.backend.compile(program(spec, placement))
+        return self.backend.compile(program(spec, placement), placement.isa)
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int,
                placement: Placement = Placement()) -> SampleResult:
@@ -138,8 +140,10 @@ class HttpstanBackend:
     """
 
     FUNCTION = "hmc_nuts_diag_e_adapt"
+    # httpstan's own compile arguments for a model's module (httpstan/models.py), after setuptools' flags.
+    HTTPSTAN_ARGS = "-O3 -std=c++17 -Wno-sign-compare"
 
-    def info(self) -> dict:
+    def info(self, isa: str = "native") -> dict:
         import httpstan
 
         return {
@@ -147,20 +151,30 @@ class HttpstanBackend:
             "pystan": metadata.version("pystan"),
             "httpstan": httpstan.__version__,
             "stan_version": _httpstan_stan_version(),
-            "compile_flags": "-O3 -std=c++17 (httpstan defaults)",
+            "compile_flags": f"{isas.stan_flags(isa)} (CPPFLAGS) {self.HTTPSTAN_ARGS} (httpstan's)",
+            **isas.info(isa),
             "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
         }
 
-    def compile(self, stan_file: Path):
-        """Build through pystan's in-process httpstan (its model cache is keyed by the program's content)."""
+    @staticmethod
+    def program_code(stan_file: Path, isa: str) -> str:
+        """The program text httpstan builds for ``isa``: the program with a comment naming the flags appended.
+        httpstan's cache key (``calculate_model_name``) hashes the text, not the compiler flags, so the comment
+        makes each build of a program its own cache entry. ``stan.build`` of this text, once ``compile`` has
+        built it, finds the same module in the cache."""
+        return f"{stan_file.read_text()}\n// stanjax: built with {isas.stan_flags(isa)}, its stan_services.o too\n"
+
+    def compile(self, stan_file: Path, isa: str = "native"):
+        """Build through pystan's in-process httpstan, with the ISA's flags appended to CPPFLAGS meanwhile
+        (``_appended_cppflags``); its model cache is keyed by ``program_code``."""
         import asyncio
 
         import httpstan.cache
         import httpstan.models
         import stan.common
 
-        code = stan_file.read_text()
+        code = self.program_code(stan_file, isa)
         name = httpstan.models.calculate_model_name(code)
         cached = name in httpstan.cache.list_model_names()
 
@@ -171,8 +185,10 @@ class HttpstanBackend:
                     raise RuntimeError(f"{stan_file.name} failed to compile: {resp.json()['message']}")
 
         start = time.perf_counter()
-        asyncio.run(build())
-        return {"model_name": name, "compile_s": time.perf_counter() - start, "cached": cached}
+        with _appended_cppflags(isas.stan_flags(isa)), _services_built_with(isas.stan_flags(isa)):
+            asyncio.run(build())
+        return {"model_name": name, "program_code": code, "isa": isa, "compile_s": time.perf_counter() - start,
+                "cached": cached}
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         import httpstan.models
@@ -193,10 +209,75 @@ class HttpstanBackend:
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
-        info = self.info()
+        info = self.info(handle["isa"])
         if threads > 1:
             info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
         return SampleResult(draws, timings, stats, info)
+
+
+@contextlib.contextmanager
+def _appended_cppflags(flags: str):
+    """CPPFLAGS with ``flags`` appended, restored after: httpstan builds in this process (pystan's server runs
+    in it), and setuptools adds CPPFLAGS to its compile command (CFLAGS and CXXFLAGS would replace Python's
+    flags instead). httpstan has no argument for extra flags on that route."""
+    before = os.environ.get("CPPFLAGS")
+    os.environ["CPPFLAGS"] = f"{before} {flags}" if before else flags
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CPPFLAGS"]
+        else:
+            os.environ["CPPFLAGS"] = before
+
+
+# httpstan's macros for Stan code (httpstan/models.py), for its services object as for a model.
+HTTPSTAN_MACROS = [("BOOST_DISABLE_ASSERTS", None), ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
+                   ("STAN_THREADS", None), ("_REENTRANT", None), ("_GLIBCXX_USE_CXX11_ABI", "0")]
+
+
+@contextlib.contextmanager
+def _services_built_with(flags: str):
+    """httpstan links every model with its prebuilt ``stan_services.o`` (NUTS, the writers), built for baseline
+    x86-64. A model built with -march=native beside it is one module whose halves disagree on Eigen's alignment
+    (AVX: 32 bytes): chains died with "double free or corruption" in NUTS's build_tree on Bradley-Terry, the
+    mixture and the S&P 500. So meanwhile httpstan builds from a package folder whose ``stan_services.o`` was
+    compiled with the model's flags (``services_folder``)."""
+    import httpstan.models
+
+    before = httpstan.models.PACKAGE_DIR
+    httpstan.models.PACKAGE_DIR = services_folder(flags)
+    try:
+        yield
+    finally:
+        httpstan.models.PACKAGE_DIR = before
+
+
+def services_folder(flags: str) -> Path:
+    """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
+    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
+    with ``flags`` (once per flags and httpstan version; minutes)."""
+    import httpstan.cache
+    import httpstan.models
+    from setuptools._distutils import sysconfig
+    from setuptools._distutils.ccompiler import new_compiler
+
+    package = Path(httpstan.models.__file__).parent.resolve()
+    folder = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+    if (folder / "stan_services.o").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("include", "lib"):
+        with contextlib.suppress(FileExistsError):  # another process building the same folder made it
+            (folder / name).symlink_to(package / name)
+    with tempfile.TemporaryDirectory(dir=folder) as build:
+        compiler = new_compiler()
+        sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
+        [built] = compiler.compile([str(package / "stan_services.cpp")], output_dir=build, macros=HTTPSTAN_MACROS,
+                                   include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
+                                   extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()])
+        os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
+    return folder
 
 
 def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
@@ -376,12 +457,18 @@ def _httpstan_stan_version() -> str:
 class CmdStanBackend:
     """CmdStan through cmdstanpy; executables cached by content (source, CmdStan version, compiler options)."""
 
-    CPP_OPTIONS: dict = {}  # CmdStan's defaults: -O3, no threading (chains are separate processes)
-
     def __init__(self, cmdstan: str):
         self.cmdstan = cmdstan
 
-    def info(self) -> dict:
+    @staticmethod
+    def cpp_options(code: str, isa: str) -> dict:
+        """cmdstanpy's ``cpp_options`` (make variables) for a program: CmdStan's defaults (-O3, chains in separate
+        processes) with the ISA's flags in CXXFLAGS_OPTIM, which Stan Math's make/compiler_flags documents as
+        "additional flags to CXXFLAGS" (a CXXFLAGS on make's command line would replace CmdStan's own in older
+        releases); Stan's threading for the reduce_sum programs."""
+        return {"CXXFLAGS_OPTIM": isas.stan_flags(isa), **({"STAN_THREADS": True} if "reduce_sum" in code else {})}
+
+    def info(self, isa: str = "native") -> dict:
         import cmdstanpy
 
         version = cmdstanpy.cmdstan_version()
@@ -393,17 +480,17 @@ class CmdStanBackend:
             "cmdstan_version": ".".join(map(str, version)) if version else "unknown",
             # The Stan library it compiles against (what the draws depend on), from its header.
             "stan_version": _stan_version(header) if header.exists() else "unknown",
-            "compile_flags": "CmdStan defaults (-O3)" + "".join(f" {k}={v}" for k, v in self.CPP_OPTIONS.items()),
+            "compile_flags": f"CmdStan defaults (-O3) CXXFLAGS_OPTIM={isas.stan_flags(isa)}",
+            **isas.info(isa),
             "dtype": "float64",
         }
 
-    def compile(self, stan_file: Path):
+    def compile(self, stan_file: Path, isa: str = "native"):
         import cmdstanpy
 
         code = stan_file.read_text()
-        # The reduce_sum programs need Stan's threading; the others keep CmdStan's defaults.
-        options = {**self.CPP_OPTIONS, **({"STAN_THREADS": True} if "reduce_sum" in code else {})}
-        key = hashlib.sha256(f"{code}|{self.info()['stan_version']}|{sorted(options.items())}".encode())
+        options = self.cpp_options(code, isa)
+        key = hashlib.sha256(f"{code}|{self.info(isa)['stan_version']}|{sorted(options.items())}".encode())
         folder = cache_dir() / "cmdstan" / key.hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
         copied = folder / stan_file.name
@@ -412,7 +499,7 @@ class CmdStanBackend:
         cached = (folder / stan_file.stem).exists()
         start = time.perf_counter()
         model = cmdstanpy.CmdStanModel(stan_file=str(copied), cpp_options=options)
-        return {"model": model, "compile_s": time.perf_counter() - start, "cached": cached}
+        return {"model": model, "isa": isa, "compile_s": time.perf_counter() - start, "cached": cached}
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         with tempfile.TemporaryDirectory(prefix="stanjax-cmdstan-") as output_dir:
@@ -433,5 +520,5 @@ class CmdStanBackend:
                              divergent=method["divergent__"].T.astype(bool),
                              step_size=[float(s) for s in fit.step_size])
         timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
-        return SampleResult(draws, timings, stats, self.info())
+        return SampleResult(draws, timings, stats, self.info(handle["isa"]))
 

@@ -1,0 +1,227 @@
+"""Milliseconds per gradient of Stan and JAX on one core, float64, default sizes: how much of a speed ratio is
+the build (compiler flags, instruction set) and not the engine.
+
+    .venv/bin/python benchmarks/per_gradient.py                  # the four models below, 5 repetitions
+    .venv/bin/python benchmarks/per_gradient.py --models gym_sp500-stochastic_volatility_sp500 --reps 9 \\
+        --program gym_sp500-stochastic_volatility_sp500=/tmp/old.stan   # another Stan program for a model
+
+Columns, each the median over interleaved repetitions (repetition r of every column, in an order rotated each
+repetition, before repetition r + 1, so drift hits every column alike):
+
+- Stan as built: the program as httpstan builds it unasked (-O3, no -march: baseline x86-64, SSE2, no AVX), the
+  bundled Stan engine's build before it chose an ISA;
+- Stan -march=native: the engine's build for the host's ISA (``HttpstanBackend.compile``);
+- JAX (host ISA): the NumPyro model's potential, ``value_and_grad`` jitted, XLA's default (the host's ISA);
+- JAX (SSE4.2): the same with XLA's CPU ISA capped at SSE4.2 (``--xla_cpu_max_isa``, read once at start-up, so
+  in its own process).
+
+Stan's gradient is timed inside its own NUTS, as sampling calls it: httpstan's compiled module exposes
+``log_prob_grad`` only as a call that rebuilds the model from a Python dict of the data each time (milliseconds
+for 10k x 54 covariates), so each repetition runs one chain of the module's NUTS without warmup (step size from
+Stan's initial heuristic, tree depth at most ``MAX_DEPTH``) and divides Stan's own sampling clock by the leapfrog
+steps it took, one gradient each. That includes NUTS's per-step vector updates, O(parameters), and its
+per-iteration costs (a momentum draw, writing the draw and its diagnostics) spread over the iteration's steps:
+a small bias against Stan, the same for both of its builds. JAX's side is the
+same shape: one jitted loop of gradient evaluations, each step moving the point by a negligible multiple of the
+gradient (so XLA can drop none), timed to ``block_until_ready`` and divided by the steps; no per-call dispatch.
+
+Every side runs in its own worker process pinned to one core (``--core``; XLA's and TBB's pools size themselves
+from it); Stan's worker never loads JAX, since its NUTS forks. Compiles (Stan, ~40-60 s a program not yet in
+httpstan's cache; XLA) happen before the first repetition and are not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MODELS = ("covtype_synth-logistic_regression", "tennis_synth-bradley_terry_hierarchical",
+          "mixture_synth-gaussian_mixture", "gym_sp500-stochastic_volatility_sp500")
+# (column heading, worker, build): Stan's builds are "baseline" (httpstan's own flags) or an ISA; JAX's an ISA.
+COLUMNS = (("Stan as built", "stan", "baseline"), ("Stan -march=native", "stan", "native"),
+           ("JAX (host ISA)", "jax", "native"), ("JAX (SSE4.2)", "jax", "x86-64-v2"))
+# Up to 255 gradients a NUTS iteration, to spread what each iteration costs besides them (drawing a momentum,
+# writing the draw and Stan's diagnostics, all on Stan's sampling clock) over many gradients.
+MAX_DEPTH = 8
+REP_SECONDS = 0.5  # the timed part of one repetition of one column
+SEED = 1
+
+
+# --- Stan's worker (never imports JAX) -------------------------------------------------------------------------
+
+def stan_module(stan_file: Path, build: str):
+    """httpstan's compiled module of ``stan_file``: the engine's build for an ISA, or (``baseline``) the program
+    as pystan's server builds it unasked."""
+    import httpstan.models
+    import stan.common
+
+    from runner.engines.stan import HttpstanBackend
+
+    if build != "baseline":
+        return httpstan.models.import_services_extension_module(
+            HttpstanBackend().compile(stan_file, build)["model_name"])
+    code = stan_file.read_text()
+
+    async def post():
+        async with stan.common.HttpstanClient() as client:
+            response = await client.post("/models", json={"program_code": code})
+            if response.status != 201:
+                raise RuntimeError(f"{stan_file} failed to compile: {response.json()['message']}")
+
+    asyncio.run(post())
+    return httpstan.models.import_services_extension_module(httpstan.models.calculate_model_name(code))
+
+
+def stan_nuts_ms(module, arguments: dict) -> tuple[float, float]:
+    """One chain of NUTS: (ms per gradient by Stan's sampling clock, seconds that clock read)."""
+    from runner.engines.stan import _parse_elapsed, _run_chains, sample_table
+
+    [output] = _run_chains(module, arguments, chains=1)
+    columns, table = sample_table(output, arguments["num_samples"])
+    gradients = table[:, columns.index("n_leapfrog__")].sum()
+    seconds = _parse_elapsed(output)["sampling"]
+    return 1000 * seconds / gradients, seconds
+
+
+def stan_worker(models: list[str], programs: dict[str, str]):
+    """Per (model, build): a function that runs one repetition and returns ms per gradient."""
+    import models as registry
+    from runner.config import RunConfig
+    from runner.engines.stan import nuts_arguments
+
+    timers = {}
+    for model_id in models:
+        spec = registry.get(model_id)
+        data = spec.data("default", SEED)
+        stan_file = Path(programs.get(model_id, spec.stan_file))
+        for build in ("baseline", "native"):
+            module = stan_module(stan_file, build)
+            config = RunConfig(warmup=0, draws=3, max_treedepth=MAX_DEPTH)
+            arguments = {**nuts_arguments(module, data, config, SEED), "chain": 1}
+            try:
+                _, seconds = stan_nuts_ms(module, arguments)  # calibrates: draws for REP_SECONDS
+            except RuntimeError as err:  # shown as NaN: a build whose NUTS fails is a finding, not a stop
+                print(f"{model_id} {build}: {str(err)[:200]}", file=sys.stderr, flush=True)
+                timers[model_id, build] = lambda: float("nan")
+                continue
+            arguments["num_samples"] = max(3, round(3 * REP_SECONDS / max(seconds, 1e-3)))
+            timers[model_id, build] = lambda module=module, arguments=arguments: stan_nuts_ms(module, arguments)[0]
+    return timers
+
+
+# --- JAX's worker ------------------------------------------------------------------------------------------------
+
+def jax_worker(models: list[str], isa: str):
+    """Per (model, isa): a function that runs one repetition and returns ms per gradient."""
+    from runner.config import Placement, RunConfig
+    from runner.engines.jax_setup import initial_points, start_jax
+
+    jax = start_jax(Placement(isa=isa), chains=1)
+    jax.config.update("jax_enable_compilation_cache", False)  # nothing to gain here; keeps the cache clean
+    import jax_models
+    import models as registry
+
+    timers = {}
+    for model_id in models:
+        spec = registry.get(model_id)
+        data = spec.data("default", SEED)
+        points, potential, _ = initial_points(jax, jax_models.load(spec.model_name), data,
+                                              RunConfig(chains=1), jax.random.PRNGKey(SEED))
+        point = jax.tree.map(lambda x: x[0], points)
+        value_and_grad = jax.value_and_grad(potential)
+
+        def steps(z, n):
+            def body(_, carry):
+                z, total = carry
+                value, gradient = value_and_grad(z)
+                return jax.tree.map(lambda x, g: x + 1e-300 * g, z, gradient), total + value
+            return jax.lax.fori_loop(0, n, body, (z, 0.0))
+
+        run = jax.jit(steps)
+        jax.block_until_ready(run(point, 10))  # compiles (n is traced: one compile for every n)
+        start = time.perf_counter()
+        jax.block_until_ready(run(point, 100))
+        n = max(100, round(100 * REP_SECONDS / (time.perf_counter() - start)))
+
+        def timer(run=run, point=point, n=n):
+            start = time.perf_counter()
+            jax.block_until_ready(run(point, n))
+            return 1000 * (time.perf_counter() - start) / n
+        timers[model_id, isa] = timer
+    return timers
+
+
+def worker(kind: str, build: str, core: int, models: list[str], programs: dict[str, str]) -> None:
+    """Serve repetitions: one line in ("model build"), one line out (ms per gradient)."""
+    os.sched_setaffinity(0, {core})
+    timers = stan_worker(models, programs) if kind == "stan" else jax_worker(models, build)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        model_id, asked = line.split()
+        print(json.dumps(timers[model_id, asked]()), flush=True)
+
+
+# --- the conductor -----------------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (default 5)")
+    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)), help="the one core used")
+    parser.add_argument("--program", action="append", default=[], metavar="ID=PATH",
+                        help="time this Stan program for model ID in place of its stan/ one")
+    parser.add_argument("--worker", nargs=2, metavar=("KIND", "BUILD"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    programs = dict(item.split("=", 1) for item in args.program)
+    if args.worker:
+        worker(*args.worker, args.core, args.models, programs)
+        return 0
+
+    common = ["--core", str(args.core), "--models", *args.models, *(f"--program={p}" for p in args.program)]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    workers = {}
+    for kind, build in [("stan", "both"), ("jax", "native"), ("jax", "x86-64-v2")]:
+        workers[kind, build] = subprocess.Popen(
+            [sys.executable, __file__, "--worker", kind, build, *common], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        if workers[kind, build].stdout.readline().strip() != "ready":  # one at a time: compiles share no core
+            raise RuntimeError(f"the {kind} {build} worker failed to start")
+    times: dict[tuple[str, str], list[float]] = {}
+    start = time.perf_counter()
+    for rep in range(args.reps):
+        for model_id in args.models:
+            for heading, kind, build in COLUMNS[rep % len(COLUMNS):] + COLUMNS[:rep % len(COLUMNS)]:
+                process = workers[kind, "both" if kind == "stan" else build]
+                process.stdin.write(f"{model_id} {build}\n")
+                process.stdin.flush()
+                times.setdefault((model_id, heading), []).append(json.loads(process.stdout.readline()))
+    for process in workers.values():
+        process.stdin.close()
+        process.wait()
+
+    print(f"Milliseconds per gradient, median of {args.reps} interleaved repetitions (min-max), float64, default "
+          f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions.\n")
+    print("| model | " + " | ".join(heading for heading, _, _ in COLUMNS) + " |")
+    print("|---|" + "---:|" * len(COLUMNS))
+    for model_id in args.models:
+        cells = []
+        for heading, _, _ in COLUMNS:
+            found = times[model_id, heading]
+            cells.append(f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})")
+        shown = model_id + (f" ({programs[model_id]})" if model_id in programs else "")
+        print(f"| {shown} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

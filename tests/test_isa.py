@@ -1,0 +1,122 @@
+"""Both sides built for the same instruction set (``Placement.isa``): Stan's module holds AVX instructions when
+built for the host (on a host with AVX2) and none when built for x86-64-v2; a changed flag is another cache entry;
+XLA's code for x86-64-v2 holds no AVX either; every engine's record names its flags."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import models
+from models import ROOT
+from runner import isa
+from runner.campaign import WORKER_PYTHON
+from runner.config import ISAS
+from runner.engines.stan import CmdStanBackend, HttpstanBackend
+
+EIGHT_SCHOOLS = models.get("eight_schools-eight_schools_noncentered")
+HOST_HAS_AVX2 = "avx2" in isa.host_features().split(", ")
+# An AVX instruction: one naming a 256- or 512-bit register, or a VEX/EVEX-encoded one (mnemonic v..., which
+# the legacy SSE encodings never start with).
+AVX = re.compile(r"%[yz]mm\d|^\s*[0-9a-f]+:\s+v[a-z0-9]+\s", re.MULTILINE)
+
+
+def avx_instructions(objects: list[Path]) -> int:
+    """How many instructions of ``objects``' disassembly (objdump -d) are AVX ones."""
+    return sum(len(AVX.findall(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(path)],
+                                              capture_output=True, text=True, check=True).stdout))
+               for path in objects)
+
+
+def test_host_features_come_from_cpuinfo_flags(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 sse4_2 avx avx2 fma bmi2\n")
+    assert isa.host_features(cpuinfo) == "sse4_2, avx, avx2, fma"
+    assert isa.host_features(tmp_path / "absent") == "unknown"
+
+
+def test_each_isa_is_its_own_httpstan_cache_entry():
+    import httpstan.models
+
+    stan_file = EIGHT_SCHOOLS.stan_file
+    names = {build: httpstan.models.calculate_model_name(HttpstanBackend.program_code(stan_file, build))
+             for build in ISAS}
+    plain = httpstan.models.calculate_model_name(EIGHT_SCHOOLS.stan_file.read_text())
+    assert len({*names.values(), plain}) == 3, names
+
+
+def test_cmdstan_gets_the_isas_flag_in_its_cache_key():
+    code = EIGHT_SCHOOLS.stan_file.read_text()
+    assert CmdStanBackend.cpp_options(code, "native") == {"CXXFLAGS_OPTIM": "-march=native"}
+    assert CmdStanBackend.cpp_options("reduce_sum", "x86-64-v2") == {"CXXFLAGS_OPTIM": "-march=x86-64-v2",
+                                                                     "STAN_THREADS": True}
+
+
+def test_stan_engine_info_names_the_flags_and_the_isa():
+    info = HttpstanBackend().info("x86-64-v2")
+    assert info["compile_flags"].startswith("-march=x86-64-v2 (CPPFLAGS) -O3")
+    assert (info["isa"], info["host_isa"]) == ("x86-64-v2", isa.host_features())
+
+
+@pytest.mark.slow
+@pytest.mark.stan
+def test_stan_module_has_avx_built_for_the_host_and_none_for_x86_64_v2():
+    """Both builds are precompiled by ``make test`` (tests/precompile.py)."""
+    import httpstan.cache
+
+    cppflags = os.environ.get("CPPFLAGS")
+    found = {}
+    for build in ISAS:
+        handle = HttpstanBackend().compile(EIGHT_SCHOOLS.stan_file, build)
+        assert handle["isa"] == build
+        found[build] = avx_instructions(list(httpstan.cache.model_directory(handle["model_name"]).glob("*.so")))
+    assert os.environ.get("CPPFLAGS") == cppflags  # the build's flags did not leak
+    assert found["x86-64-v2"] == 0, found
+    if not HOST_HAS_AVX2:
+        pytest.skip(f"this host has no AVX2 (/proc/cpuinfo: {isa.host_features()}): -march=native adds no AVX")
+    assert found["native"] > 0, found
+
+
+JAX_PROBE = """
+import json, os, sys
+from runner.config import Placement
+from runner.engines.jax_setup import device_info, start_jax
+
+os.environ["XLA_FLAGS"] = "--xla_dump_to=" + sys.argv[2]
+placement = Placement(isa=sys.argv[1])
+jax = start_jax(placement, 1)
+jax.config.update("jax_enable_compilation_cache", False)  # a cache hit compiles (and dumps) nothing
+x, b = jax.numpy.ones((1000, 54)), jax.numpy.ones(54)  # a logistic regression's likelihood: dot, log1p, exp
+jax.jit(lambda b: jax.numpy.sum(jax.numpy.log1p(jax.numpy.exp(x @ b))))(b).block_until_ready()
+try:
+    start_jax(Placement(isa="x86-64-v2"), 1)
+    late = "accepted"
+except RuntimeError as err:
+    late = str(err)
+print(json.dumps({**device_info(jax, placement, 1), "late_limit": late}))
+"""
+
+
+@pytest.mark.slow
+def test_xla_code_has_avx_for_the_host_and_none_capped_at_sse4_2(tmp_path):
+    found, infos = {}, {}
+    for build in ISAS:
+        dump = tmp_path / build
+        done = subprocess.run([WORKER_PYTHON, "-c", JAX_PROBE, build, str(dump)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+        assert done.returncode == 0, done.stderr
+        infos[build] = json.loads(done.stdout.splitlines()[-1])
+        objects = list(dump.glob("*jit__lambda*.o"))
+        assert objects, sorted(p.name for p in dump.iterdir())
+        found[build] = avx_instructions(objects)
+    assert infos["x86-64-v2"]["xla_isa_flag"] == "--xla_cpu_max_isa=SSE4_2"
+    assert infos["native"]["xla_isa_flag"].startswith("none")
+    assert infos["native"]["isa"] == "native" and infos["native"]["host_isa"] == isa.host_features()
+    assert "XLA started before" in infos["native"]["late_limit"]  # too late to cap: refused, not ignored
+    assert found["x86-64-v2"] == 0, found
+    if not HOST_HAS_AVX2:
+        pytest.skip(f"this host has no AVX2 (/proc/cpuinfo: {isa.host_features()}): XLA's host code has no AVX")
+    assert found["native"] > 0, found
