@@ -3,9 +3,10 @@ regime, against machine and size) whose every cell is a ratio with its interval 
 summary box's sentences per machine; where each ratio comes from (ESS per gradient, gradients per second, the
 share of the run spent sampling); and the resources each engine setup had.
 
-A cell is "measured" (valid runs on both sides, at least two repeats each, not tiny data), "insufficient data"
-(a ratio exists, but from one repeat on a side or from tiny data), "invalid" (runs on both sides, none valid on
-one) or "not measured" (no run on a side, or none with the same settings and data).
+A cell is "measured" (a ratio from at least ``stats.MIN_BLOCKS`` paired blocks of one campaign, not tiny data),
+"insufficient data" (a ratio, but from fewer blocks or from tiny data), "invalid" (runs on both sides, none valid
+on one) or "not measured" (no run on a side that an answer may use, or no block with both). Only runs an answer
+may use (``headline.answerable``: clean, not superseded) decide a cell; the others are counted in its text.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import numpy as np
 import pandas as pd
 
 import models
-from reports.headline import PAIRINGS, SETUP, Pairing, preference
+from reports.headline import PAIRINGS, SETUP, Pairing, answerable, left_out_text, preference
 from reports.numbers import count, interval, number, times
-from reports.stats import Ratio, ratios_with_geomean
+from reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
 from runner.engines import STAN
 
 MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
+LEFT_OUT = "left out"  # a "not measured" cell whose side had runs, none of which an answer may use
 FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
 UNREGISTERED = "not in this checkout's model registry"
 
@@ -58,7 +60,7 @@ def side(frame: pd.DataFrame, predicate) -> tuple[str | None, pd.DataFrame]:
 
 def find(comparisons: list[dict], machine: str, size: str, num: str, den: str, model_id: str):
     """The per-model entry of ``num`` ÷ ``den`` (either orientation: the ratio turned to ``num`` ÷ ``den``, and
-    whether it was turned), the one with the most repeats where settings or data differ."""
+    whether it was turned), the one with the most blocks where settings or data differ."""
     found = []
     for c in comparisons:
         if (c["machine"], c["size"]) != (machine, size):
@@ -70,11 +72,11 @@ def find(comparisons: list[dict], machine: str, size: str, num: str, den: str, m
                 found.append((m, m["warm"], False))
             elif (c["numerator"], c["denominator"]) == (den, num):
                 found.append((m, inverted(m["warm"]), True))
-    return max(found, key=lambda item: min(item[0]["repeats"]), default=(None, None, None))
+    return max(found, key=lambda item: item[0]["blocks"], default=(None, None, None))
 
 
 def inverted(ratio: Ratio) -> Ratio:
-    return Ratio(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.fewest)
+    return Ratio(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.blocks)
 
 
 def direction(ratio: Ratio) -> str:
@@ -87,26 +89,41 @@ def valid_text(label: str, runs: pd.DataFrame) -> str:
         f" (failed: {', '.join(failed)})" if failed else "")
 
 
-def cell(here: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine: str, size: str) -> dict:
-    """One model on one machine at one size: the pairing's ratio, or why there is none."""
+def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine: str, size: str) -> dict:
+    """One model on one machine at one size (``every``: all its runs there): the pairing's ratio from the runs an
+    answer may use, or why there is none."""
+    here = every[answerable(every)]
     num, num_runs = side(here, pairing.numerator)
     den, den_runs = side(here, pairing.denominator)
     if num is None or den is None:
-        missing = [name for name, label in ((pairing.numerator_name, num), (pairing.denominator_name, den))
-                   if label is None]
-        return {"state": NOT_MEASURED, "text": f"no {' or '.join(missing)} run"}
+        missing = [(name, predicate) for name, label, predicate in (
+            (pairing.numerator_name, num, pairing.numerator), (pairing.denominator_name, den, pairing.denominator))
+            if label is None]
+        kinds = [s["label"] for s in setups(every) if any(predicate(s) for _, predicate in missing)]
+        dropped = left_out_text(every[every.label.isin(kinds)])
+        return {"state": NOT_MEASURED, "left_out": bool(dropped),
+                "text": f"no {' or '.join(name for name, _ in missing)} run"
+                + (f" an answer may use ({dropped})" if dropped else "")}
+    dropped = left_out_text(every[every.label.isin([num, den])])
     out = {"numerator": num, "denominator": den, "machine": machine, "size": size,
-           "valid": f"{valid_text(num, num_runs)}; {valid_text(den, den_runs)}",
+           "valid": f"{valid_text(num, num_runs)}; {valid_text(den, den_runs)}"
+                    + (f"; left out: {dropped}" if dropped else ""),
            "sizes": num_runs.sizes_text.iloc[0]}
     if not (num_runs.valid.any() and den_runs.valid.any()):
         return {**out, "state": INVALID, "text": out["valid"]}
     entry, ratio, flipped = find(comparisons, machine, size, num, den, here.model_id.iloc[0])
     if entry is None:
-        return {**out, "state": NOT_MEASURED, "text": "no valid runs of both with the same settings and data"}
-    out |= {"ratio": ratio, "entry": entry, "flipped": flipped, "direction": direction(ratio)}
-    reason = "one repeat on a side" if ratio.fewest < 2 else "tiny data" if size == "tiny" else None
-    if reason:
-        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{interval(ratio)}: {reason}"}
+        return {**out, "state": NOT_MEASURED,
+                "text": "no block with valid runs of both in one campaign, with the same settings and data"}
+    out |= {"ratio": ratio, "entry": entry, "flipped": flipped, "direction": direction(ratio),
+            "blocks": f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''} of campaign {entry['campaign']}"
+                      + (f" ({entry['other_pairings']} other campaign(s) with blocks, not pooled)"
+                         if entry["other_pairings"] else "")}
+    if ratio.blocks < MIN_BLOCKS:  # no interval at LEVEL: the ratio alone
+        reason = f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''}; {MIN_BLOCKS} needed"
+        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{times(ratio.value)}×: {reason}"}
+    if size == "tiny":
+        return {**out, "state": INSUFFICIENT, "reason": "tiny data", "text": f"{interval(ratio)}: tiny data"}
     return {**out, "state": MEASURED, "text": interval(ratio)}
 
 
@@ -155,9 +172,10 @@ def regime_mean(cells: list[dict]) -> dict | None:
 
 
 def geometric_mean(cells: list[dict]) -> dict:
-    """Geometric mean of the cells' ratios with its bootstrap interval, oriented as the cells are."""
-    pairs = [c["entry"]["warm_values"][::-1] if c["flipped"] else c["entry"]["warm_values"] for c in cells]
-    _, geo = ratios_with_geomean(pairs)
+    """Geometric mean of the cells' ratios with its bootstrap interval over blocks, oriented as the cells are."""
+    per_model = [[1 / r for r in c["entry"]["warm_ratios"]] if c["flipped"] else c["entry"]["warm_ratios"]
+                 for c in cells]
+    _, geo = block_ratios_with_geomean(per_model)
     return {"ratio": geo, "models": [c["entry"]["model_id"] for c in cells], "text": interval(geo)}
 
 
@@ -166,8 +184,9 @@ def maps(campaign: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
 
 
 def listing(cells: list[tuple[str, dict]]) -> str:
-    """Models with their ratios; a ratio without an honest interval is given without one."""
-    return ", ".join(f"{model_id} {times(c['ratio'].value) + '×' if c['state'] == INSUFFICIENT else c['text']}"
+    """Models with their ratios; a ratio without an honest interval is given without one, with its blocks."""
+    return ", ".join(f"{model_id} {c['text']}" if c["state"] != INSUFFICIENT else
+                     f"{model_id} {times(c['ratio'].value)}× ({count(c['ratio'].blocks)} blocks)"
                      for model_id, c in cells)
 
 
@@ -205,22 +224,26 @@ def column_sentence(pairing: Pairing, size: str, cells: list[tuple[str, dict]]) 
     """What one column of a regime map says, as one sentence; None when it says nothing (no runs at all)."""
     by_state: dict[str, list] = {}
     for model_id, c in cells:
-        key = {MEASURED: c.get("direction"), INSUFFICIENT: f"insufficient data ({c.get('reason')})"}.get(
-            c["state"], c["state"])
-        by_state.setdefault(key, []).append((model_id, c))
+        short = f"fewer than {MIN_BLOCKS} blocks" if c.get("ratio") and c["ratio"].blocks < MIN_BLOCKS \
+            else c.get("reason")
+        key = {MEASURED: c.get("direction"), INSUFFICIENT: f"insufficient data ({short})"}.get(c["state"], c["state"])
+        by_state.setdefault(LEFT_OUT if c.get("left_out") else key, []).append((model_id, c))
     if not (set(by_state) - {NOT_MEASURED}):
         return None
-    labels = sorted({f"{c['numerator']} ÷ {c['denominator']}" for _, c in cells if "numerator" in c})
+    labels = "".join(sorted({f"{c['numerator']} ÷ {c['denominator']}, " for _, c in cells if "numerator" in c}))
     verbs = {FASTER: f"{pairing.numerator_name} faster on", SLOWER: f"{pairing.numerator_name} slower on",
              UNCLEAR: "no clear difference on"}
     parts = [f"{verbs.get(key, key + ' on')} {listing(found)}" for key, found in sorted(
         by_state.items(), key=lambda item: list(verbs).index(item[0]) if item[0] in verbs else len(verbs))
-        if key not in (INVALID, NOT_MEASURED)]
+        if key not in (INVALID, NOT_MEASURED, LEFT_OUT)]
+    if LEFT_OUT in by_state:
+        parts.append("no ratio, every run of a side left out of answers, on " + ", ".join(
+            model_id for model_id, _ in by_state[LEFT_OUT]))
     if INVALID in by_state:
         parts.append("invalid runs, so no ratio, on " + "; ".join(
             f"{model_id} ({c['text']})" for model_id, c in by_state[INVALID]))
     not_measured = len(by_state.get(NOT_MEASURED, []))
-    return (f"{pairing.title} at size {size} ({', '.join(labels)}, ESS/s, compile excluded): "
+    return (f"{pairing.title} at size {size} ({labels}ESS/s, compile excluded): "
             + "; ".join(parts) + (f"; {not_measured} other model(s) not measured." if not_measured else "."))
 
 
@@ -250,8 +273,8 @@ FACTORS = (("ess_per_1000_gradients", "sampler (ESS per gradient)"),
 
 
 def why(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
-    """For every cell with a ratio: each side's factors and the ratio of each factor, and which factor moves the
-    ratio most."""
+    """For every cell with a ratio: each side's factors over the runs of its ratio's blocks and the ratio of each
+    factor, and which factor moves the ratio most."""
     out = []
     for m in regime_maps:
         rows = []
@@ -260,11 +283,7 @@ def why(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
                 for c in row["cells"]:
                     if "ratio" not in c:
                         continue
-                    entry = c["entry"]
-                    same = campaign[(campaign.machine == c["machine"]) & (campaign["size"] == c["size"])
-                                    & (campaign.model_id == row["model_id"])
-                                    & (campaign.config_hash == entry["config_hash"])
-                                    & (campaign.data_hash == entry["data_hash"])]
+                    same = campaign[campaign.run_id.isin([*c["entry"]["run_ids"][0], *c["entry"]["run_ids"][1]])]
                     a = factors(same[same.label == c["numerator"]])
                     b = factors(same[same.label == c["denominator"]])
                     ratios = {name: a[name] / b[name] for name, _ in FACTORS}

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import jinja2
 import msgspec
+import numpy as np
 import pandas as pd
 
 import models
 from reports import answer, claims, figures, glossary, headline, numbers, stats
-from runner import records, references, validity
+from runner import records, references, superseded, validity
 from runner.engines import ENGINES, STAN, family
 from runner.records import RunRecord
 
@@ -27,11 +28,12 @@ SCALAR_TIMINGS = [f for f in records.RunTimings.__struct_fields__ if f not in ("
 SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if not f.startswith("posterior_")]
 
 
-def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
-    """One row per record: identity, engine setup and the resources it had, sizes, status, timings and metrics;
-    and what the report derives from them (cold ESS/s, gradients per second, the share of the run spent
-    sampling)."""
+def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | None = None) -> pd.DataFrame:
+    """One row per record: identity, engine setup and the resources it had, sizes, status, timings and metrics,
+    its block, whether an answer may use it (``entries``: results/SUPERSEDED's unless given); and what the report
+    derives from them (cold ESS/s, gradients per second, the share of the run spent sampling)."""
     registry = models.registry()
+    entries = superseded.load() if entries is None else entries
     rows = []
     for r in all_records:
         metrics, timings, sizes = r.metrics, r.timings, r.sizes or {}
@@ -49,12 +51,14 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             "threads_per_chain": r.threads_per_chain,
             "cpu_threads": r.engine_info.get("cpu_threads"), "cores_usable": r.provenance.machine.cores_usable,
             "machine_cores": r.provenance.machine.cores,
-            "repeat": r.repeat, "chains": r.config.chains, "warmup": r.config.warmup, "draws": r.config.draws,
+            "repeat": r.repeat, "pairing": r.block_of[0], "block": r.block_of[1],
+            "chains": r.config.chains, "warmup": r.config.warmup, "draws": r.config.draws,
             "n_rows": n_rows, "features": sizes.get("D"),
             "sizes_text": ", ".join(f"{name} = {value:,}" for name, value in sorted(sizes.items())),
             "resized": ", ".join(f"{name} = {value:,}" for name, value in r.config.resize),
             "campaign_id": r.campaign_id, "status": r.status,
-            "loaded": bool(r.load and r.load.loaded),
+            "loaded": bool(r.load and r.load.loaded), "left_out": superseded.left_out(r, entries),
+            "superseded": superseded.reason(r, entries) or "",
             "other_processes_cores": r.load.other_processes_cores if r.load else None,
             "valid": r.valid, "failed_gates": ", ".join(r.failed_gates),
             "reference_max_z": r.gates.get("reference", {}).get("max_z"),
@@ -67,7 +71,7 @@ def tidy(all_records: list[RunRecord]) -> pd.DataFrame:
             "error": r.error, "run_id": r.run_id,
         })
     runs = pd.DataFrame(rows)
-    runs["ess_per_s_cold"] = cold_ess_per_s(runs)
+    runs["ess_per_s_cold"] = headline.cold_ess_per_s(runs)
     # ESS/s = ESS per gradient × gradients per second while sampling × share of the run spent sampling
     runs["gradients_per_s"] = 1000 / runs.ms_per_gradient
     runs["sampling_share"] = runs.sampling_s / runs.sampler_s
@@ -88,15 +92,6 @@ def energy_columns(energy: records.RunEnergy | None, device: str) -> dict:
     return {"joules": total if total > 0 else None, "energy_sources": " + ".join(joules),
             "peak_host_memory_mib": energy.peak_host_memory_mib if energy else None,
             "peak_gpu_memory_mib": max(gpu_memory) if gpu_memory else None}
-
-
-def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
-    """ESS/s with compilation charged: every valid repeat of a measurement pays its group's largest compile time
-    (the uncached build), since a later repeat may have compiled from a cache; a group that compiled from a cache
-    every time has no cold figure. The one definition of "cold"."""
-    ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
-    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
-    return runs.min_ess_bulk / (runs.user_s + cold_compile)
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -175,11 +170,12 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict], colours: dict) -
     """The scaling plots for each study present in the records, every run drawn (invalid and failed ones
     marked)."""
     out = []
+    usable = runs[headline.answerable(runs)]  # the crossovers the claims read, from the runs an answer may use
     sized = runs[runs.study == "data-size"]
     for (machine, model_id), group in sized.groupby(["machine", "model_id"], sort=True):
         features = group.features.dropna()
         gpus = group.gpus.iloc[0]
-        found = [c for c in claims.crossovers(runs, model_id) if c["machine"] == machine]
+        found = [c for c in claims.crossovers(usable, model_id) if c["machine"] == machine]
         title = f"Data size: {model_id} on {machine}, {figures.samplers(group.engine.unique())}"
         out.append({"title": title,
                     "svg": figures.data_size_svg(group, int(features.iloc[0]) + 1 if len(features) else None, gpus,
@@ -205,24 +201,31 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict], colours: dict) -
     return out
 
 
-def stan_front_ends(summary: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
+def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
     """Per machine and size where CmdStan ran beside the bundled Stan: the headline's CmdStan ÷ bundled Stan ESS/s
-    ratio and, per model, the bundled Stan's median ms per gradient ÷ CmdStan's."""
+    ratio and, per model, the median over its blocks of the bundled Stan's ms per gradient ÷ CmdStan's."""
+    ms_per_gradient = dict(zip(runs.run_id, runs.ms_per_gradient))
     out = []
     for c in comparisons:
         if (c["numerator_setup"]["front_end"], c["denominator_setup"]["front_end"]) != ("cmdstan", "bundled") \
                 or c["numerator_setup"]["engine"] != "stan" or c["denominator_setup"]["engine"] != "stan":
             continue
-        rows = summary[(summary.machine == c["machine"]) & (summary["size"] == c["size"]) & (summary.study == "")]
-        per_gradient = []
-        for m in c["models"]:
-            same = (rows.model_id == m["model_id"]) & (rows.config_hash == m["config_hash"]) & (
-                rows.data_hash == m["data_hash"])
-            medians = rows[same].set_index("label").ms_per_gradient
-            per_gradient.append({"model_id": m["model_id"],
-                                 "ratio": medians[c["denominator"]] / medians[c["numerator"]]})
+        per_gradient = [{"model_id": m["model_id"], "ratio": float(np.median(
+            [ms_per_gradient[den] / ms_per_gradient[num] for num, den in zip(*m["run_ids"])]))} for m in c["models"]]
         out.append({**c, "per_gradient": per_gradient})
     return out
+
+
+def exclusions(runs: pd.DataFrame, entries: tuple[superseded.Entry, ...], all_records: list[RunRecord]) -> dict:
+    """What the answer leaves out, counted: the runs no ratio or claim uses, per reason (each run under the first
+    reason that applies: its load, then results/SUPERSEDED), the runs of a study (in no headline ratio or regime
+    map), and every SUPERSEDED entry with the runs it covers."""
+    reasons = runs[~headline.answerable(runs)].left_out.value_counts()
+    return {"runs": len(runs), "left_out": int(reasons.sum()),
+            "reasons": {reason: int(reasons[reason]) for reason in headline.LEFT_OUT if reason in reasons},
+            "text": headline.left_out_text(runs), "study_runs": int((runs.study != "").sum()),
+            "superseded_entries": [{"why": e.why, "fixed_by": e.fixed_by, "selector": e.selector,
+                                    "runs": sum(e.covers(r) for r in all_records)} for e in entries]}
 
 
 def provenance_rows(all_records: list[RunRecord]) -> dict:
@@ -297,17 +300,20 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
     measurements = records.read_measurements(results)
     if not all_records:
         raise records.RecordsError(f"no records in {results}")
-    runs = tidy(all_records)
+    entries = superseded.load()
+    runs = tidy(all_records, entries)
     campaign = runs[runs.study == ""]
+    answerable = runs[headline.answerable(runs)]
     summary = summarise(runs)
     comparisons = headline.comparisons(runs)
     regime_maps = answer.maps(campaign, comparisons)
-    claim_rows = claims.claim_rows(runs, comparisons, regime_maps, measurements)
+    claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements)
     provenance = provenance_rows(all_records)
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
     colours = figures.palette([*runs.label, *(figures.rwmh_label(m) for m in rwmh),
                                *(r.label for r in history or [])])
     stan_side = [c for c in comparisons if headline.is_stan_side(c)]
+    left_out = exclusions(runs, entries, all_records)
     context = {
         "summary": summary, "runs": runs, "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
         "stan_side": stan_side, "claims": claim_rows, "tolerance": claims.TOLERANCE,
@@ -315,8 +321,8 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
         "why": answer.why(campaign, regime_maps), "factors": answer.FACTORS,
         "resources": answer.resources(campaign), "resource_columns": answer.RESOURCE_COLUMNS,
         "glossary": glossary.TERMS, "provenance": provenance,
-        "stan_front_ends": stan_front_ends(summary, comparisons),
-        "failed": runs[runs.status != "ok"], "gates": validity,
+        "stan_front_ends": stan_front_ends(runs, comparisons),
+        "failed": runs[runs.status != "ok"], "gates": validity, "left_out": left_out, "min_blocks": stats.MIN_BLOCKS,
         "generated": records.now(), "level": round(stats.LEVEL * 100), "measurements": measurements,
         "same_seed": len(as_read) - len(all_records),
         "records_link": os.path.relpath(Path(results), out_dir) + "/" if records_in_place else None,
@@ -327,7 +333,8 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
         (out_dir / "records.json.gz").write_bytes(gzip.compress(json.dumps(
             [records.to_builtins(r) for r in as_read] + measurements, indent=1, default=str).encode(), mtime=0))
     (out_dir / "summary.json").write_text(json.dumps(
-        {"summary": summary.to_dict(orient="records"), "headline": comparisons, "claims": claim_rows,
+        {"summary": summary.to_dict(orient="records"), "left_out": left_out, "headline": comparisons,
+         "claims": claim_rows,
          "regime_maps": [serialisable_map(m) for m in regime_maps]}, indent=1,
         default=lambda o: asdict(o) if is_dataclass(o) else str(o)))
     (out_dir / "README.md").write_text(environment(markdown=True).get_template("summary.md").render(**context),

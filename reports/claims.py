@@ -1,12 +1,14 @@
 """The published claims this suite exists to test, each judged as its authors made it: one row each, with what the
 records measured and a verdict.
 
-A ratio claim is "reproduced" when the 90 % bootstrap interval of the measured ratio overlaps the claimed value
-widened by a factor TOLERANCE either way, "not reproduced" when the whole interval lies outside that band,
-"insufficient data" when the ratio comes from one repeat on a side or from tiny data, "inconclusive" when the
+A ratio claim is "reproduced" when the 90 % interval of the measured ratio (over paired blocks: ``reports.stats``)
+overlaps the claimed value widened by a factor TOLERANCE either way, "not reproduced" when the whole interval lies
+outside that band, "insufficient data" when the ratio comes from fewer than ``stats.MIN_BLOCKS`` blocks or from
+tiny data, "inconclusive" when the
 records cannot reach the claim's conditions (throughput still rising at the most chains measured), and "not
 measured here" (with the reason) when the records hold no valid run that speaks to it. Ratio claims are judged per
-model and per regime; a mean over models is secondary and names its models.
+model and per regime; a mean over models is secondary and names its models. Only runs an answer may use reach
+this module (clean, not superseded: ``headline.answerable``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import pandas as pd
 
 import models
 from reports import answer
-from reports.headline import is_jax, is_stan
+from reports.headline import is_jax, is_stan, paired_blocks
 from reports.numbers import count, interval, number, times
-from reports.stats import Ratio, ratios_with_geomean
+from reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
 from runner import records
 from runner.engines import JAX, STAN
 
@@ -40,10 +42,11 @@ def claim_model(claim: str) -> str | None:
 
 
 def ratio_verdict(ratio: Ratio, claimed: float, size: str | None = None) -> str:
-    """Reproduced or not by the stated band; "insufficient data" for a ratio from one repeat on a side (that
-    side's noise is missing from its interval) or from tiny data (a smoke test, not a measurement)."""
-    if ratio.fewest < 2:
-        return f"{INSUFFICIENT} (one repeat on a side: {times(ratio.value)}× has no honest interval)"
+    """Reproduced or not by the stated band; "insufficient data" for a ratio from fewer than MIN_BLOCKS paired
+    blocks (no interval reaches 90 %) or from tiny data (a smoke test, not a measurement)."""
+    if ratio.blocks < MIN_BLOCKS:
+        return f"{INSUFFICIENT} ({count(ratio.blocks)} blocks; {MIN_BLOCKS} needed: {times(ratio.value)}× has no " \
+            "90 % interval)"
     if size == "tiny":
         return f"{INSUFFICIENT} (measured on tiny data: {times(ratio.value)}×)"
     low, high = claimed / TOLERANCE, claimed * TOLERANCE
@@ -52,6 +55,11 @@ def ratio_verdict(ratio: Ratio, claimed: float, size: str | None = None) -> str:
     if ratio.high < low or ratio.low > high:
         return f"{NOT_REPRODUCED} ({rule})"
     return f"{REPRODUCED} ({rule})"
+
+
+def shown(ratio: Ratio) -> str:
+    """A ratio with its interval, or under MIN_BLOCKS blocks the ratio and its blocks (it has no 90 % interval)."""
+    return interval(ratio) if ratio.blocks >= MIN_BLOCKS else f"{times(ratio.value)}× ({count(ratio.blocks)} blocks)"
 
 
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, DEPENDS, INSUFFICIENT, INCONCLUSIVE, NOT_MEASURED)
@@ -111,7 +119,7 @@ def maskell_row(basis: dict | None, comparisons: list[dict], key: str, num: str,
         entry, ratio, flipped = answer.find(comparisons, basis["machine"], basis["size"], first, second, model_id)
         cells.append({"model_id": model_id, "entry": entry, "ratio": ratio, "flipped": flipped,
                       "verdict": ratio_verdict(ratio, claimed, basis["size"])})
-    per_model = "; ".join(f"{c['model_id']} {interval(c['ratio'])}: {head(c['verdict'])}" for c in cells)
+    per_model = "; ".join(f"{c['model_id']} {shown(c['ratio'])}: {head(c['verdict'])}" for c in cells)
     regimes: dict[str, list[dict]] = {}
     for c in cells:
         regimes.setdefault(answer.regime_name(answer.regime_of(c["model_id"])), []).append(c)
@@ -131,7 +139,7 @@ def maskell_row(basis: dict | None, comparisons: list[dict], key: str, num: str,
         verdict = f"{DEPENDS}: " + "; ".join(f"{h} for {', '.join(names)}" for h, names in sorted(
             groups.items(), key=lambda item: VERDICTS.index(item[0]) if item[0] in VERDICTS else len(VERDICTS)))
     regime_text = "; ".join(
-        f"{name} ({len(members)} models, geometric mean {interval(answer.geometric_mean(members)['ratio'])}): "
+        f"{name} ({len(members)} models, geometric mean {shown(answer.geometric_mean(members)['ratio'])}): "
         f"{head(v)}" for name, (v, members) in by_regime.items() if len(members) > 1)
     geo = answer.geometric_mean(cells)["ratio"] if len(cells) > 1 else None
     measured = (f"On {basis['machine']} at size {basis['size']}, the basis of all three Maskell rows: the models "
@@ -140,14 +148,14 @@ def maskell_row(basis: dict | None, comparisons: list[dict], key: str, num: str,
                 + f". {first} ÷ {second} in ESS/s per model (band {times(claimed / TOLERANCE)}–"
                 f"{times(claimed * TOLERANCE)}×): {per_model}."
                 + (f" Per regime: {regime_text}." if regime_text else "")
-                + (f" Secondary: geometric mean over these {len(cells)} models {interval(geo)}." if geo else ""))
+                + (f" Secondary: geometric mean over these {len(cells)} models {shown(geo)}." if geo else ""))
     return {**row, "measured": measured, "verdict": verdict}
 
 
 def tran_hoffman_row(runs: pd.DataFrame) -> dict:
-    """Time per leapfrog step of one chain, Stan-CPU ÷ JAX-GPU, logistic regression at covertype size. A record's
-    ms per gradient is the whole run's throughput (leapfrog steps summed over its chains); with the chains
-    running at once, one chain's step takes that × the chains."""
+    """Time per leapfrog step of one chain, Stan-CPU ÷ JAX-GPU, logistic regression at covertype size, block by
+    block. A record's ms per gradient is the whole run's throughput (leapfrog steps summed over its chains); with
+    the chains running at once, one chain's step takes that × the chains."""
     row = {"id": "tran-hoffman", "source": "Tran & Hoffman 2018 (Edward2)",
            "claim": "“NUTS on GPU 100× over Stan, 37× over PyMC3 per leapfrog step”: time per leapfrog step of "
                     "NUTS, Bayesian logistic regression on covertype (581,012 × 54)",
@@ -158,14 +166,20 @@ def tran_hoffman_row(runs: pd.DataFrame) -> dict:
     for machine, group in big[big.valid].groupby("machine", sort=True):
         for stan_label, stan in group[(group.family == STAN) & ~group.retired].groupby("label", sort=True):
             for label, jax in group[(group.family == JAX) & (group.device == "gpu")].groupby("label", sort=True):
-                _, ratio = ratios_with_geomean([(stan.step_ms.tolist(), jax.step_ms.tolist())])
+                blocks = paired_blocks(stan, jax)
+                if blocks is None:
+                    continue
+                x, y = blocks["numerator"], blocks["denominator"]
+                [ratio], _ = block_ratios_with_geomean([(x.step_ms.to_numpy() / y.step_ms.to_numpy()).tolist()])
                 return {**row, "measured": f"{stan_label} ÷ {label} in time per leapfrog step of one chain at N = "
-                        f"{int(jax.n_rows.iloc[0]):,}: {times(ratio.value)}× on {machine} ({stan_label} "
-                        f"{number(stan.step_ms.median())} ms, {label} {number(jax.step_ms.median())} ms per step; "
-                        f"{count(stan.chains.iloc[0])} and {count(jax.chains.iloc[0])} chains at once, a chain's "
+                        f"{int(y.n_rows.iloc[0]):,}: {times(ratio.value)}× on {machine}, median of "
+                        f"{count(ratio.blocks)} block(s) of campaign {blocks['campaign']} ({stan_label} "
+                        f"{number(x.step_ms.median())} ms, {label} {number(y.step_ms.median())} ms per step; "
+                        f"{count(x.chains.iloc[0])} and {count(y.chains.iloc[0])} chains at once, a chain's "
                         "step = ms per gradient × chains)",
                         "verdict": ratio_verdict(ratio, 100, stan["size"].iloc[0])}
-    reason = f"no valid Stan-CPU and JAX-GPU runs of logistic regression at N ≥ {COVTYPE_ROWS:,} in these records"
+    reason = (f"no valid Stan-CPU and JAX-GPU runs of logistic regression at N ≥ {COVTYPE_ROWS:,} in one block of a "
+              "campaign among these records' clean, non-superseded runs")
     measured = reason
     invalid = big[~big.valid & (big.status == "ok")]
     if not invalid.empty:  # what they measured, so a reader sees why no ratio is stated

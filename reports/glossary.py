@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.stats import LEVEL
+from reports.stats import LEVEL, MIN_BLOCKS
 from runner import validity
 
 RHAT = getattr(validity, "RHAT_MAX", 1.01)
@@ -59,10 +59,13 @@ TERMS = (
      "Carlo standard errors (MCSE) of the reference. Invalid runs are shown and never enter a ratio."),
     ("reference", "The posterior a run is checked against: our own long Stan run (8 chains × 5,000 draws), or an "
      "external ground truth (inference-gym's) where one exists."),
-    ("interval", f"A {round(LEVEL * 100)} % percentile-bootstrap interval over repeats, each engine's repeats "
-     "resampled on their own (fixed seed: the same records give the same interval)."),
-    ("insufficient data", "A ratio from one repeat on a side (that side's noise is missing from the interval) or "
-     "from tiny data (a smoke test): shown, never judged."),
+    ("block", "Both sides of a ratio run once, back to back, in the order alternating from block to block; a "
+     "ratio is taken within a block, and only between runs of one campaign that were measured on a quiet machine."),
+    ("interval", f"For one model, the exact order-statistic {round(LEVEL * 100)} % interval of the median of its "
+     f"block ratios (at least {MIN_BLOCKS} blocks); for a geometric mean, a percentile bootstrap resampling each "
+     "model's blocks (fixed seed: the same records give the same interval)."),
+    ("insufficient data", f"A ratio from fewer than {MIN_BLOCKS} paired blocks, or from tiny data (a smoke test): "
+     "shown, never judged."),
     ("regime", "What dominates a gradient's cost (data-parallel likelihood, tiny model, sequential recursion, ...): "
      "the report groups models by it, because the answer depends on it."),
     ("geometric mean", "The mean of the per-model ratios on a log scale; always secondary to them and stated with "

@@ -1,9 +1,12 @@
 """Pairings of engine setups: for every pair of engine labels that ran the same model with the same settings on
-the same machine, the ratio of ESS/s per model with a bootstrap interval, and the geometric mean over models;
-and the two pairings the report answers first (JAX-GPU and JAX-CPU against Stan-CPU).
+the same machine, the ratio of ESS/s per model from paired blocks with its interval, and the geometric mean over
+models; and the two pairings the report answers first (JAX-GPU and JAX-CPU against Stan-CPU).
 
-Warm figures exclude compile time; cold ones charge every repeat its group's largest compile time (the uncached
-build). Only valid runs of campaigns (not of scaling studies) enter, and only runs on the same data.
+A ratio is taken within one block of one pairing (``RunRecord.block_of``: one campaign's back-to-back runs of
+every engine setup), never across blocks or campaigns (``reports.stats``). Only runs that may enter an answer do
+(``answerable``): valid, clean (a load recorded and not "loaded") and not superseded (``results/SUPERSEDED``), of
+campaigns, not of scaling studies. Warm figures exclude compile time; cold ones charge every run its group's
+largest compile time among those runs (the uncached build).
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 
-from reports.stats import ratios_with_geomean
+from reports.stats import MIN_BLOCKS, block_ratios_with_geomean
 from runner.engines import ENGINES, JAX, STAN
 from runner.records import MEASUREMENT_FIELDS as KEYS
 from runner.records import PROBLEM_FIELDS
+
+# What two engine setups must share to be paired: the problem, less the cores, which a campaign gives each lane of
+# its own (a GPU campaign's GPU and CPU lanes run at once on disjoint cores, each record says which); the pairing
+# (``RunRecord.block_of``) ties the runs of one campaign already.
+PAIR_FIELDS = [field for field in PROBLEM_FIELDS if field != "cores"]
 
 # The engine setup of a label, as the claims, the pairings and the Stan-side comparison need it.
 SETUP = ["label", "engine", "family", "front_end", "device", "precision", "chain_method"]
@@ -84,51 +93,101 @@ def is_stan_side(comparison: dict) -> bool:
     return (a["family"] == STAN and b["family"] == STAN) or not (is_current(a) and is_current(b))
 
 
+def answerable(runs: pd.DataFrame) -> pd.Series:
+    """The runs that may enter an answer: clean and not superseded (``left_out`` names why a run may not)."""
+    return runs.left_out == ""
+
+
+def left_out_text(runs: pd.DataFrame) -> str:
+    """How many of ``runs`` no answer uses, per reason: "3 loaded, 2 with no load recorded"."""
+    counts = runs[~answerable(runs)].left_out.value_counts()
+    return ", ".join(f"{count} {LEFT_OUT[reason]}" for reason, count in sorted(
+        counts.items(), key=lambda item: list(LEFT_OUT).index(item[0])))
+
+
+# Why a run may enter no answer (``runner.superseded.left_out``, the ``left_out`` column of ``reports.build.tidy``).
+LEFT_OUT = {"no load recorded": "with no load recorded", "load not measured": "whose load could not be measured",
+            "loaded": "loaded", "superseded": "superseded"}
+
+
+def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
+    """ESS/s with compilation charged: every valid run of a measurement pays its group's largest compile time
+    (the uncached build), since a later run may have compiled from a cache; a group that compiled from a cache
+    every time has no cold figure. The one definition of "cold"."""
+    ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
+    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
+    return runs.min_ess_bulk / (runs.user_s + cold_compile)
+
+
+def paired_blocks(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
+    """Two sides' runs aligned block by block: the blocks (``pairing``, ``block``) where both have a run, in the
+    one pairing with the most such blocks (ties: the newest), never pooled across pairings; per side and block
+    the last run created (a clean rerun beside the loaded run it replaced is the clean one already). None
+    without a common block."""
+    def last(side):
+        return side.sort_values("created", kind="stable").groupby(["pairing", "block"]).tail(1).set_index(
+            ["pairing", "block"])
+
+    a, b = last(a), last(b)
+    common = a.index.intersection(b.index)
+    if common.empty:
+        return None
+    pairings = pd.DataFrame({"blocks": 1, "created": a.loc[common].created.combine(b.loc[common].created, max)},
+                            index=common).groupby(level="pairing").agg({"blocks": "sum", "created": "max"})
+    chosen = max(pairings.index, key=lambda p: tuple(pairings.loc[p]))
+    blocks = [key for key in common if key[0] == chosen]
+    x, y = a.loc[blocks], b.loc[blocks]
+    return {"pairing": chosen, "campaign": ", ".join(sorted(set(x.campaign_id) | set(y.campaign_id))),
+            "blocks": len(blocks), "other_pairings": len(pairings) - 1, "newest": pairings.created[chosen],
+            "numerator": x, "denominator": y}
+
+
 def comparisons(runs: pd.DataFrame) -> list[dict]:
     """One entry per (machine, size preset, numerator label, denominator label) with its per-model and
-    geometric-mean ratios, and the models it leaves out (both labels ran them there, but no valid pair)."""
+    geometric-mean ratios, and the models it leaves out (both labels ran them there, but no ratio), with why."""
     campaign = runs[runs.study == ""]
-    ok = campaign[campaign.valid]
-    invalid = campaign[~campaign.valid].groupby(KEYS).size().to_dict()
+    usable = campaign[answerable(campaign)]
+    ok = usable[usable.valid].assign(ess_per_s_cold=lambda frame: cold_ess_per_s(frame))
+    invalid = usable[~usable.valid].groupby([*PAIR_FIELDS, "label"]).size().to_dict()
     pairings: dict[tuple, list[dict]] = {}
     setups: dict[str, dict] = {}
-    for key, group in ok.groupby(PROBLEM_FIELDS, sort=True):
-        problem = dict(zip(PROBLEM_FIELDS, key))
+    for key, group in ok.groupby(PAIR_FIELDS, sort=True):
+        problem = dict(zip(PAIR_FIELDS, key))
         found = sorted((dict(zip(SETUP, values)) for values in group[SETUP].drop_duplicates().itertuples(index=False)),
                        key=label_rank)
         setups.update({setup["label"]: setup for setup in found})
         for num, den in combinations([setup["label"] for setup in found], 2):
-            a, b = group[group.label == num], group[group.label == den]
-            cold_known = not (a.compile_cached.all() or b.compile_cached.all())
+            blocks = paired_blocks(group[group.label == num], group[group.label == den])
+            if blocks is None:
+                continue
+            x, y = blocks.pop("numerator"), blocks.pop("denominator")
+            cold = x.ess_per_s_cold.to_numpy() / y.ess_per_s_cold.to_numpy()
             pairings.setdefault((problem["machine"], problem["size"], num, den), []).append({
-                **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")},
-                "newest": max(a.created.max(), b.created.max()),
-                "repeats": (len(a), len(b)),
+                **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")}, **blocks,
                 "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
-                "warm_values": (a.ess_per_s.tolist(), b.ess_per_s.tolist()),
-                "cold_values": (a.ess_per_s_cold.tolist(), b.ess_per_s_cold.tolist()) if cold_known else None,
+                "run_ids": (x.run_id.tolist(), y.run_id.tolist()),
+                "warm_ratios": (x.ess_per_s.to_numpy() / y.ess_per_s.to_numpy()).tolist(),
+                "cold_ratios": cold.tolist() if np.isfinite(cold).all() else None,
             })
     out = []
     for (machine, size, num, den), entries in sorted(pairings.items()):
         entries = newest_per_model(entries)
-        warm, warm_geo = ratios_with_geomean([e["warm_values"] for e in entries])
-        with_cold = [e for e in entries if e["cold_values"]]
-        cold, cold_geo = ratios_with_geomean([e["cold_values"] for e in with_cold]) if with_cold else ([], None)
+        warm, warm_geo = block_ratios_with_geomean([e["warm_ratios"] for e in entries])
+        with_cold = [e for e in entries if e["cold_ratios"]]
+        cold, cold_geo = block_ratios_with_geomean([e["cold_ratios"] for e in with_cold]) if with_cold else ([], None)
         cold_by_entry = {id(e): c for e, c in zip(with_cold, cold)}
-        models = [{**{k: e[k] for k in ("model_id", "size", "config_hash", "data_hash", "repeats", "invalid",
-                                        "warm_values")},
-                   "warm": w, "cold": cold_by_entry.get(id(e))} for e, w in zip(entries, warm)]
+        models = [{**e, "warm": w, "cold": cold_by_entry.get(id(e))} for e, w in zip(entries, warm)]
         here = campaign[(campaign.machine == machine) & (campaign["size"] == size)]
         out.append({"machine": machine, "size": size, "numerator": num, "denominator": den,
                     "numerator_setup": setups[num], "denominator_setup": setups[den], "models": models,
                     "left_out": left_out(here, num, den, {m["model_id"] for m in models}),
                     "warm": warm_geo, "cold": cold_geo, "cold_models": len(with_cold),
-                    "single_repeat": all(max(m["repeats"]) == 1 for m in models)})
+                    "insufficient": warm_geo.blocks < MIN_BLOCKS})
     return out
 
 
 def newest_per_model(entries: list[dict]) -> list[dict]:
-    """One entry per model, so a geometric mean counts each model once: where a model has valid pairs under
+    """One entry per model, so a geometric mean counts each model once: where a model has paired blocks under
     several settings or data on one machine and size (its spec changed its target acceptance, say), the pair with
     the newest runs, its current ones; the others stay in the run tables."""
     newest: dict[str, dict] = {}
@@ -145,7 +204,12 @@ def left_out(here: pd.DataFrame, num: str, den: str, paired: set[str]) -> list[d
     for model_id, runs in here[here.label.isin([num, den])].groupby("model_id", sort=True):
         if model_id in paired or set(runs.label) != {num, den}:
             continue
-        no_valid = [label for label in (num, den) if not runs[runs.label == label].valid.any()]
-        out.append({"model_id": model_id, "why": f"no valid {' or '.join(no_valid)} run" if no_valid
-                    else "no valid runs of both with the same settings and data"})
+        usable = runs[answerable(runs)]
+        dropped = [label for label in (num, den) if not (usable.label == label).any()]
+        no_valid = [label for label in (num, den) if not usable[usable.label == label].valid.any()]
+        why = (f"every {' and every '.join(dropped)} run left out of answers "
+               f"({left_out_text(runs[runs.label.isin(dropped)])})" if dropped
+               else f"no valid {' or '.join(no_valid)} run" if no_valid
+               else "no block with valid runs of both in one campaign, with the same settings and data")
+        out.append({"model_id": model_id, "why": why})
     return out

@@ -7,13 +7,17 @@ ratio NEW ÷ BASE of median ESS/s and of median ms per gradient over valid runs,
 repeats a side the smallest attainable p is 0.008; with 3 it is 0.1, which can never pass alpha = 0.05, so the
 nightly suite runs 5 repeats. Correctness: NEW runs whose posterior means leave the gold band, or a group valid
 in BASE with no valid run in NEW.
+
+Only clean runs (a load recorded, not "loaded") that no entry of results/SUPERSEDED covers are compared: a run
+timed on a busy machine, or under a known bug, would flag a regression that is not one. How many were left out,
+and why, is part of the result.
 """
 
 from __future__ import annotations
 
 import statistics
 
-from runner import records, references
+from runner import records, references, superseded
 from runner.engines import STAN, family
 from runner.records import MeasurementKey, RunRecord
 
@@ -66,14 +70,26 @@ def describe(recs: list[RunRecord]) -> dict:
             "versions": {k: sorted(map(str, v)) for k, v in versions.items()}}
 
 
+def left_out(recs: list[RunRecord], entries: tuple[superseded.Entry, ...]) -> dict[str, int]:
+    """How many runs the comparison leaves out, per reason (``superseded.left_out``)."""
+    counts: dict[str, int] = {}
+    for r in recs:
+        if reason := superseded.left_out(r, entries):
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
 def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
-    """Every measurement (``RunRecord.measurement_key``) of BASE and NEW, its speed change and its correctness
-    checks. A measurement only on one side is noted as such; if the other side ran the same model and engine
-    setup with other settings or data, the note says so."""
+    """Every measurement (``RunRecord.measurement_key``) of BASE's and NEW's clean, non-superseded runs, its speed
+    change and its correctness checks. A measurement only on one side is noted as such; if the other side ran the
+    same model and engine setup with other settings or data, the note says so."""
+    entries_superseded = superseded.load()
+
     def grouped(recs):
         out: dict[MeasurementKey, list[RunRecord]] = {}
         for r in records.independent(recs):
-            out.setdefault(r.measurement_key(), []).append(r)
+            if not superseded.left_out(r, entries_superseded):
+                out.setdefault(r.measurement_key(), []).append(r)
         return out
 
     def loose(key: MeasurementKey) -> tuple:
@@ -121,4 +137,6 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
     correctness = sum(e["correctness_regression"] for e in entries)
     return {"base": base_info, "new": new_info, "threshold": threshold, "alpha": alpha, "gold_sd": GOLD_SD,
             "entries": entries, "version_changes": changes,
+            "left_out": {"base": left_out(records.independent(base), entries_superseded),
+                         "new": left_out(records.independent(new), entries_superseded)},
             "regressions": {"speed": speed, "correctness": correctness}, "regressed": bool(speed or correctness)}

@@ -1,7 +1,9 @@
 """Regression detection on recorded runs (tests/fixtures/tiny_repeats5.jsonl: a real tiny campaign, 5 repeats).
 
 Speed cases keep the real records and replace only their timing metrics: BASE and NEW repeats are drawn around
-each group's real median with a stated log-normal noise, NEW slowed by a stated factor, from a fixed seed."""
+each group's real median with a stated log-normal noise, NEW slowed by a stated factor, from a fixed seed. The
+fixture predates load records and ISAs: its runs are given a quiet machine and a native build here, so that they
+may be compared at all (a record without a load is not known to be clean)."""
 
 import json
 from pathlib import Path
@@ -10,16 +12,20 @@ import numpy as np
 import pytest
 from msgspec.structs import replace
 
-from runner import compare, references
+from runner import compare, references, superseded
 from runner.cli import main
-from runner.records import read, to_builtins
+from runner.records import MachineLoad, read, to_builtins
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
 
 
+QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
+LOADED = MachineLoad(other_processes_cores=1.4, load_average_start=2.5, load_average_end=2.8, loaded=True)
+
+
 @pytest.fixture(scope="module")
 def runs():
-    return read(FIXTURE)
+    return [replace(r, load=QUIET, isa="native") for r in read(FIXTURE)]
 
 
 def with_timings(recs, slowdown: float, noise_sd: float, seed: int) -> list:
@@ -125,3 +131,40 @@ def test_compare_cli_exit_codes_and_regressions_json(runs, tmp_path, capsys):
     assert main(["compare", str(base), str(calm), "--out", str(tmp_path / "same")]) == 0
     assert main(["compare", str(base), str(slow), "--threshold", "-1"]) == 2
     assert "--threshold must be in (0, 10)" in capsys.readouterr().err
+
+
+def test_loaded_runs_and_runs_without_a_load_are_left_out_and_counted(runs):
+    """A slowdown measured only on a loaded machine (or with no load recorded) is no regression: those runs are
+    left out, and the result says how many and why."""
+    base = with_timings(runs, 1.0, 0.02, seed=1)
+    slow = with_timings(runs, 1.25, 0.02, seed=2)
+    covtype_stan = [r for r in slow if r.model_id.startswith("covtype") and r.engine == "stan"]
+    new = [r for r in with_timings(runs, 1.0, 0.02, seed=2) if r.model_id.startswith("eight_schools")]
+    new += [replace(r, load=LOADED) for r in slow if r.model_id.startswith("covtype") and r.engine == "numpyro"]
+    new += [replace(r, load=None) for r in covtype_stan]
+    result = compare.compare(base, new)
+    assert flagged(result) == [] and not result["regressed"]
+    assert result["left_out"] == {"base": {}, "new": {"loaded": 5, "no load recorded": len(covtype_stan)}}
+    only_base = [e for e in result["entries"] if e["model_id"].startswith("covtype")]
+    assert len(only_base) == 2 and all(e["notes"] == ["only in BASE"] and e["n_new"] == 0 for e in only_base)
+    # the same runs, clean: the slowdown is flagged
+    assert len(flagged(compare.compare(base, slow))) == 4
+
+
+def test_a_superseded_campaign_is_left_out_and_counted(runs, tmp_path, monkeypatch):
+    (tmp_path / "SUPERSEDED").write_text(f'''
+[[superseded]]
+why = "timed under a bug"
+fixed_by = "0123abc"
+campaigns = ["{runs[0].campaign_id}"]
+engines = ["numpyro"]
+''')
+    entries = superseded.load(tmp_path / "SUPERSEDED")
+    monkeypatch.setattr(superseded, "load", lambda: entries)
+    base = with_timings(runs, 1.0, 0.02, seed=1)
+    new = with_timings(runs, 1.25, 0.02, seed=2)
+    result = compare.compare(base, new)
+    numpyro = sum(r.engine == "numpyro" for r in runs)
+    assert result["left_out"] == {"base": {"superseded": numpyro}, "new": {"superseded": numpyro}}
+    assert {e["label"] for e in result["entries"]} == {"Stan-CPU"}
+    assert sorted(flagged(result)) == sorted({(r.model_id, "Stan-CPU") for r in runs})

@@ -73,6 +73,8 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
                               factory="runner.engines.numpyro:NumPyroEngine", order=-1)
     monkeypatch.setitem(engines.ENGINES, "fastjax", new)
     runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
+    quiet = records.MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
+    runs = [replace(r, load=quiet, isa="native") for r in runs]  # an answer takes clean runs only
     runs = [replace(r, engine="fastjax", front_end="fastjax") if r.engine == "numpyro" else r for r in runs]
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps(records.to_builtins(r)) + "\n" for r in runs))

@@ -1,5 +1,8 @@
 """The report, built from committed records of real runs (tests/fixtures/make_fixtures.sh says how they were
-made): self-contained, escaped, every headline number recomputable from the raw records."""
+made): self-contained, escaped, every headline number recomputable from the raw records.
+
+The fixtures predate load records and ISAs; where a test needs ratios, its records are given a quiet machine and
+a native build (``measured``), since a run with no load recorded enters no answer."""
 
 import gzip
 import json
@@ -16,17 +19,38 @@ from msgspec.structs import replace
 from reports import stats
 from reports.build import build
 from reports.numbers import number, times
-from runner import records
+from runner import records, superseded
 from runner.engines import label as engine_label
+from runner.records import MachineLoad
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = FIXTURES / "tiny_repeats2.jsonl"
 STUDIES = FIXTURES / "studies_tiny"
 
 
+QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
+LOADED = MachineLoad(other_processes_cores=1.4, load_average_start=2.5, load_average_end=2.8, loaded=True)
+
+
+def measured(recs):
+    """Records as a current campaign writes them: a quiet machine recorded, both sides built for the host."""
+    return [replace(r, load=QUIET, isa="native") for r in recs]
+
+
+def five_blocks(recs):
+    """The fixture's 2 blocks (its repeats) and 3 more: copies of block 1's runs with their own seeds, created
+    later, NumPyro's ESS/s × (1 + block / 20), so the 5 block ratios differ."""
+    more = [replace(r, repeat=block, run_id=f"{r.run_id}-block{block}", created=f"2026-12-0{block}T00:00:00+00:00",
+                    sampler_seed=r.sampler_seed + 1000 * block if r.sampler_seed is not None else None,
+                    metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (1 + block / 20))
+                    if r.metrics and r.engine == "numpyro" else r.metrics)
+            for block in (2, 3, 4) for r in recs if r.repeat == 0]
+    return [*recs, *more]
+
+
 @pytest.fixture(scope="module")
 def fixture_records():
-    return records.read(RUNS)
+    return measured(records.read(RUNS))
 
 
 def write(tmp_path, recs):
@@ -39,7 +63,7 @@ def write(tmp_path, recs):
 def report(tmp_path_factory):
     """The report of the tiny suite (2 repeats) and the three tiny studies together."""
     results = tmp_path_factory.mktemp("results")
-    shutil.copy(RUNS, results / "runs.jsonl")
+    write(results, measured(records.read(RUNS)))
     shutil.copytree(STUDIES, results / "studies")
     out = tmp_path_factory.mktemp("report")
     return build(results, out).read_text(), out
@@ -67,14 +91,23 @@ def test_every_record_is_in_the_csv_and_the_json(report, fixture_records):
     assert len(every) == len(fixture_records) + len(study_runs) + len(measurements)
 
 
-def raw_values(model_id: str, label: str) -> tuple[list[float], list[float] | None]:
-    """Warm and cold ESS/s of the valid campaign runs of one model and label, straight from the records."""
-    rows = [r for r in records.read(RUNS) if r.valid and r.model_id == model_id and r.label == label]
-    warm = [r.metrics.ess_per_s for r in rows]
-    if all(r.timings.compile_cached for r in rows):
-        return warm, None
-    compile_s = max(r.timings.compile_s for r in rows)
-    return warm, [r.metrics.min_ess_bulk / (r.timings.user_s + compile_s) for r in rows]
+def block_ratios(model_id: str, numerator: str, denominator: str) -> tuple[list[float], list[float] | None]:
+    """Warm and cold ESS/s ratios of one model, block by block (the fixture's blocks are its repeats, in one
+    campaign), straight from the records: every valid run is clean here."""
+    rows = [r for r in measured(records.read(RUNS)) if r.valid and r.model_id == model_id]
+    side = {label: {r.repeat: r for r in rows if r.label == label} for label in (numerator, denominator)}
+    blocks = sorted(set(side[numerator]) & set(side[denominator]))
+
+    def cold(label):
+        runs = side[label].values()
+        if all(r.timings.compile_cached for r in runs):
+            return None
+        compile_s = max(r.timings.compile_s for r in runs)
+        return {b: r.metrics.min_ess_bulk / (r.timings.user_s + compile_s) for b, r in side[label].items()}
+
+    warm = [side[numerator][b].metrics.ess_per_s / side[denominator][b].metrics.ess_per_s for b in blocks]
+    a, b = cold(numerator), cold(denominator)
+    return warm, [a[k] / b[k] for k in blocks] if a and b else None
 
 
 def invalid_runs(model_id: str, label: str) -> int:
@@ -92,12 +125,13 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
         numbers = re.findall(r'<data value="([^"]*)" data-model="([^"]*)" data-quantity="([^"]*)">([^<]*)</data>',
                              body)
         model_ids = list(dict.fromkeys(m for _, m, _, _ in numbers if m))
-        values = {m: (raw_values(m, numerator), raw_values(m, denominator)) for m in model_ids}
-        warm, warm_geo = stats.ratios_with_geomean([(a[0], b[0]) for a, b in values.values()])
-        cold_models = [m for m in model_ids if values[m][0][1] and values[m][1][1]]
-        cold, cold_geo = (stats.ratios_with_geomean([(values[m][0][1], values[m][1][1]) for m in cold_models])
+        values = {m: block_ratios(m, numerator, denominator) for m in model_ids}
+        warm, warm_geo = stats.block_ratios_with_geomean([values[m][0] for m in model_ids])
+        cold_models = [m for m in model_ids if values[m][1]]
+        cold, cold_geo = (stats.block_ratios_with_geomean([values[m][1] for m in cold_models])
                           if cold_models else ([], None))
-        expected = {("", "models"): len(model_ids), ("", "cold_models"): len(cold_models)}
+        expected = {("", "models"): len(model_ids), ("", "cold_models"): len(cold_models),
+                    ("", "min_blocks"): stats.MIN_BLOCKS}
         for name, per_model, geo, ids in (("warm", warm, warm_geo, model_ids), ("cold", cold, cold_geo, cold_models)):
             if geo is not None:
                 expected |= {("", name): geo.value, ("", f"{name}_low"): geo.low, ("", f"{name}_high"): geo.high}
@@ -105,10 +139,8 @@ def test_every_headline_number_is_recomputed_from_the_records(report):
                 expected |= {(model_id, name): ratio.value, (model_id, f"{name}_low"): ratio.low,
                              (model_id, f"{name}_high"): ratio.high}
         for model_id in model_ids:
-            assert np.median(values[model_id][0][0]) / np.median(values[model_id][1][0]) == pytest.approx(
-                expected[(model_id, "warm")], rel=1e-12)
-            expected |= {(model_id, "repeats_numerator"): len(values[model_id][0][0]),
-                         (model_id, "repeats_denominator"): len(values[model_id][1][0]),
+            assert np.median(values[model_id][0]) == pytest.approx(expected[(model_id, "warm")], rel=1e-12)
+            expected |= {(model_id, "blocks"): len(values[model_id][0]),
                          (model_id, "invalid"): invalid_runs(model_id, numerator) + invalid_runs(model_id, denominator)}
         for value, model_id, quantity, text in numbers:
             want = expected[(model_id, quantity)]
@@ -382,24 +414,35 @@ def test_each_bar_is_the_median_of_its_machines_and_sizes_valid_runs(tmp_path, f
         assert "NumPyro-CPU: no valid run (2 run(s))" in svg
 
 
-def test_a_claim_from_one_repeat_on_a_side_says_insufficient_data(tmp_path, fixture_records):
-    """Not tiny data (relabelled "small"), so the repeats alone decide: two a side give a verdict, one does not."""
+def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp_path, fixture_records):
+    """Not tiny data (relabelled "small"), so the blocks alone decide: 5 give a verdict, the fixture's 2 do not."""
     small = [replace(r, size="small") for r in fixture_records]
-    (tmp_path / "one").mkdir()
-    two = build(write(tmp_path, small), tmp_path / "two").read_text()
-    one = build(write(tmp_path / "one", [r for r in small if r.repeat == 0]), tmp_path / "one" / "r").read_text()
+    (tmp_path / "two").mkdir()
+    five = build(write(tmp_path, five_blocks(small)), tmp_path / "five").read_text()
+    two = build(write(tmp_path / "two", small), tmp_path / "two" / "r").read_text()
 
     def maskell(html: str) -> str:
         return {anchor: verdict for anchor, _, verdict in claim_rows(html)}["maskell-stan-cpu"]
 
-    assert not maskell(two).startswith("insufficient data")
-    assert maskell(one).startswith("insufficient data in every regime measured")
-    assert "one repeat on a side" in section(one, "claims")
-    regime_map = section(one, "regime-map")
+    assert not maskell(five).startswith("insufficient data")
+    assert maskell(two).startswith("insufficient data in every regime measured")
+    assert "× (2 blocks): insufficient data" in section(two, "claims")
+    regime_map = section(two, "regime-map")
     valid = {(r.model_id, r.engine) for r in small if r.valid and r.repeat == 0}
     paired = {model_id for model_id, engine in valid if (model_id, "stan") in valid and (model_id, "numpyro") in valid}
     assert regime_map.count("insufficient data<br>") == len(paired)
-    assert "one repeat on a side" in regime_map
+    blocks = {model_id: sum(all(any(r.valid and (r.model_id, r.engine, r.repeat) == (model_id, engine, block)
+                                    for r in small) for engine in ("stan", "numpyro")) for block in (0, 1))
+              for model_id in paired}
+    cells = {row["model_id"]: c for m in json.loads((tmp_path / "two" / "r" / "summary.json").read_text())[
+        "regime_maps"] for g in m["groups"] for row in g["rows"] for c in row["cells"] if "ratio" in c}
+    assert {model_id: (c["state"], c["reason"]) for model_id, c in cells.items()} == {
+        model_id: ("insufficient data", f"{n} block{'s' if n > 1 else ''}; 5 needed")
+        for model_id, n in blocks.items()}
+    assert len(re.findall(r"×: [12] blocks?; 5 needed", regime_map)) == len(paired)
+    # five_blocks adds 3 copies of block 1: a model with a valid pair in it only has 4 blocks, still too few
+    assert section(five, "regime-map").count("×: 4 blocks; 5 needed") == sum(n == 1 for n in blocks.values())
+    assert section(five, "regime-map").count("insufficient data<br>") == sum(n == 1 for n in blocks.values())
 
 
 def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
@@ -408,7 +451,7 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
     # matrix factorisation: runs on both sides, none valid; tiny data: a ratio, but no verdict
     assert re.search(r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
                      r"Stan-CPU 0 of 2 valid", regime_map)
-    assert "×): tiny data" in regime_map
+    assert "×: 2 blocks; 5 needed" in regime_map
     # every registered model has a row, grouped under its regime's name
     for model_id in {r.model_id for r in fixture_records}:
         assert f"<code>{model_id}</code>" in regime_map
@@ -416,7 +459,8 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
     box = section(html, "answer")
     assert "JAX-GPU vs Stan-CPU: no JAX-GPU and Stan-CPU runs of one model on this machine." in box
     assert "JAX-CPU vs Stan-CPU at size tiny (NumPyro-CPU ÷ Stan-CPU, ESS/s, compile excluded): " in box
-    assert re.search(r"insufficient data \(tiny data\) on radon_synth-hierarchical_linear [\d.]+×, ", box)
+    assert re.search(r"insufficient data \(fewer than 5 blocks\) on radon_synth-hierarchical_linear [\d.]+× "
+                     r"\(2 blocks\), ", box)
     assert "invalid runs, so no ratio, on movielens_synth-matrix_factorization" in box
 
 
@@ -430,7 +474,10 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
                    metrics=replace(r.metrics, ess_per_s=stan[(r.model_id, r.repeat)] * factor[r.model_id]))
            for r in fixture_records if r.engine == "numpyro" and r.model_id in factor]
     stan_runs = [replace(r, size="small") for r in fixture_records if r.engine == "stan" and r.model_id in factor]
-    html = build(write(tmp_path, [*gpu, *stan_runs]), tmp_path / "r").read_text()
+    # 5 blocks, every block's ratio exactly the factor (five_blocks scales NumPyro's copies: undo that here)
+    recs = [replace(r, metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / (1 + r.repeat / 20)))
+            if r.repeat > 1 and r.device == "gpu" else r for r in five_blocks([*gpu, *stan_runs])]
+    html = build(write(tmp_path, recs), tmp_path / "r").read_text()
     box = section(html, "answer")
     assert re.search(r"JAX-GPU vs Stan-CPU at size small \(NumPyro-GPU-f32 ÷ Stan-CPU, ESS/s, compile excluded\): "
                      r"JAX-GPU faster on covtype_synth-logistic_regression 5\.00× \([\d.]+–[\d.]+×\); JAX-GPU slower "
@@ -480,9 +527,108 @@ def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_re
     on_gpu = [replace(r, device="gpu", precision="float32", chain_method="vectorized") if r.engine == "numpyro"
               else r for r in covtype]
     row = tran_hoffman_row(tidy(on_gpu))
-    step = {engine: np.median([r.metrics.ms_per_gradient * r.config.chains for r in on_gpu if r.engine == engine])
-            for engine in ("stan", "numpyro")}
-    assert f"in time per leapfrog step of one chain at N = 581,012: {times(step['stan'] / step['numpyro'])}×" \
-        in row["measured"]
-    assert row["verdict"].split(" (")[0] in ("reproduced", "not reproduced")
-    assert "claimed 100×" in row["verdict"] and "V100" in row["hardware"]
+    step = {(r.engine, r.repeat): r.metrics.ms_per_gradient * r.config.chains for r in on_gpu}
+    ratio = np.median([step["stan", block] / step["numpyro", block] for block in (0, 1)])  # per block
+    assert f"in time per leapfrog step of one chain at N = 581,012: {times(ratio)}×" in row["measured"]
+    assert "median of 2 block(s) of campaign " in row["measured"]
+    assert row["verdict"].startswith("insufficient data (2 blocks; 5 needed") and "V100" in row["hardware"]
+    row = tran_hoffman_row(tidy(five_blocks(on_gpu)))
+    assert row["verdict"].split(" (")[0] in ("reproduced", "not reproduced") and "claimed 100×" in row["verdict"]
+
+
+TWO_MODELS = ("covtype_synth-logistic_regression", "eight_schools-eight_schools_noncentered")
+
+
+def headline_of(out: Path) -> dict:
+    summary = json.loads((out / "summary.json").read_text())
+    found = [c for c in summary["headline"] if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU")]
+    return {"comparison": found[0] if found else None, "left_out": summary["left_out"],
+            "models": {m["model_id"]: m for m in (found[0]["models"] if found else [])}}
+
+
+def test_runs_with_no_load_recorded_enter_no_answer_and_are_counted(tmp_path):
+    raw = records.read(RUNS)
+    html = build(write(tmp_path, raw), tmp_path / "r").read_text()
+    assert headline_of(tmp_path / "r")["comparison"] is None
+    assert headline_of(tmp_path / "r")["left_out"]["reasons"] == {"no load recorded": len(raw)}
+    assert (f"Left out of every ratio and claim: {len(raw)} of {len(raw)} runs</strong>: {len(raw)} with no load "
+            "recorded.") in section(html, "answer")
+
+
+def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(tmp_path, fixture_records):
+    """Block 3's Stan run of covtype was loaded (its ESS/s a tenth) and rerun clean in the same block; eight
+    schools' block 3 Stan run was loaded and not rerun. The answer: covtype's rerun, eight schools without that
+    block; the loaded runs counted, in the answer section, and still in the run table, marked."""
+    recs = five_blocks([r for r in fixture_records if r.model_id in TWO_MODELS])
+    loaded = [r for r in recs if r.engine == "stan" and r.repeat == 3]
+    rerun = next(r for r in loaded if r.model_id == TWO_MODELS[0])
+    slowed = [replace(r, load=LOADED, metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / 10)) for r in loaded]
+    again = replace(rerun, run_id="rerun", created="2026-12-09T00:00:00+00:00", sampler_seed=rerun.sampler_seed + 1)
+    html = build(write(tmp_path, [r for r in recs if r not in loaded] + slowed + [again]), tmp_path / "r").read_text()
+    found = headline_of(tmp_path / "r")
+    (tmp_path / "all-clean").mkdir()
+    clean = headline_of(build(write(tmp_path / "all-clean", recs), tmp_path / "all-clean" / "r").parent)
+    assert found["left_out"]["reasons"] == {"loaded": len(loaded)}
+    assert f"<strong>Left out of every ratio and claim: {len(loaded)} of {len(recs) + 1} runs</strong>: " \
+           f"{len(loaded)} loaded." in section(html, "answer")
+    covtype, eight = (found["models"][m] for m in TWO_MODELS)
+    assert covtype["blocks"] == 5 and "rerun" in covtype["run_ids"][1]
+    assert covtype["warm_ratios"] == clean["models"][TWO_MODELS[0]]["warm_ratios"]  # the loaded run nowhere
+    assert eight["blocks"] == clean["models"][TWO_MODELS[1]]["blocks"] - 1
+    assert not set(covtype["run_ids"][1] + eight["run_ids"][1]) & {r.run_id for r in loaded}
+    assert html.count("(loaded: other processes kept 1.4 cores busy)") == len(loaded)
+
+
+def test_a_superseded_campaign_is_left_out_and_counted(tmp_path, fixture_records, monkeypatch):
+    campaign = fixture_records[0].campaign_id
+    (tmp_path / "SUPERSEDED").write_text(f'[[superseded]]\nwhy = "timed under a bug"\nfixed_by = "0123abc"\n'
+                                         f'campaigns = ["{campaign}"]\n')
+    entries = superseded.load(tmp_path / "SUPERSEDED")
+    monkeypatch.setattr(superseded, "load", lambda: entries)
+    html = build(write(tmp_path, fixture_records), tmp_path / "r").read_text()
+    found = headline_of(tmp_path / "r")
+    n = len(fixture_records)
+    assert found["comparison"] is None and found["left_out"]["reasons"] == {"superseded": n}
+    [entry] = found["left_out"]["superseded_entries"]
+    assert entry["runs"] == n and entry["fixed_by"] == "0123abc" and entry["selector"] == f"campaigns {campaign}"
+    answer_section = section(html, "answer")
+    assert f"{n} of {n} runs</strong>: {n} superseded." in answer_section
+    assert f"Superseded ({n} run(s), fixed by 0123abc): campaigns {campaign}: timed under a bug" in answer_section
+    assert html.count("superseded: timed under a bug (fixed by 0123abc)") == n  # every run still shown, marked
+
+
+def test_runs_of_two_campaigns_are_never_paired(tmp_path, fixture_records):
+    """Campaign A ran only NumPyro, campaign B only Stan, same model, settings and data: no ratio, and the mean
+    says why. With both sides in both campaigns (A 5 blocks, B 3 with NumPyro 10× faster), the ratio is A's
+    blocks alone, never a pair across campaigns, and says B was not pooled."""
+    covtype = five_blocks([r for r in fixture_records if r.model_id == TWO_MODELS[0]])
+    apart = [replace(r, campaign_id="A" if r.engine == "numpyro" else "B") for r in covtype]
+    build(write(tmp_path, apart), tmp_path / "r")
+    found = headline_of(tmp_path / "r")
+    assert found["comparison"] is None
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    [cell] = [c for m in summary["regime_maps"] if m["pairing"] == "JAX-CPU vs Stan-CPU" for g in m["groups"]
+              for row in g["rows"] if row["model_id"] == TWO_MODELS[0] for c in row["cells"]]
+    assert cell["state"] == "not measured"
+    assert cell["text"] == "no block with valid runs of both in one campaign, with the same settings and data"
+
+    b = [replace(r, campaign_id="B", run_id=f"{r.run_id}-B", sampler_seed=r.sampler_seed + 7,
+                 created="2027-01-01T00:00:00+00:00",
+                 metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (10 if r.engine == "numpyro" else 1)))
+         for r in covtype if r.repeat < 3]
+    (tmp_path / "both").mkdir()
+    build(write(tmp_path / "both", [replace(r, campaign_id="A") for r in covtype] + b), tmp_path / "both" / "r")
+    [model] = headline_of(tmp_path / "both" / "r")["models"].values()
+    by_block = {(r.engine, r.repeat): r.metrics.ess_per_s for r in covtype}
+    assert model["campaign"] == "A" and model["blocks"] == 5 and model["other_pairings"] == 1
+    assert model["warm_ratios"] == pytest.approx([by_block["numpyro", k] / by_block["stan", k] for k in range(5)])
+
+
+def test_lanes_on_disjoint_cores_of_one_campaign_still_pair(tmp_path, fixture_records):
+    """A GPU campaign runs its lanes at once on disjoint cores (NumPyro on 2, Stan on the other 14): the cores
+    differ, the campaign's blocks are the same, so the runs pair."""
+    covtype = five_blocks([r for r in fixture_records if r.model_id == TWO_MODELS[0]])
+    lanes = [replace(r, cores=2 if r.engine == "numpyro" else 14) for r in covtype]
+    build(write(tmp_path, lanes), tmp_path / "r")
+    [model] = headline_of(tmp_path / "r")["models"].values()
+    assert model["blocks"] == 5

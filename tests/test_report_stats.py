@@ -11,59 +11,74 @@ from reports.numbers import count, number
 from reports.stats import Ratio
 
 
-def test_ratio_of_medians_with_an_interval_around_it():
-    [ratio], geo = stats.ratios_with_geomean([([10.0, 11.0, 12.0, 13.0], [2.0, 2.2, 2.4, 2.6])])
-    assert ratio.value == pytest.approx(np.median([10, 11, 12, 13]) / np.median([2, 2.2, 2.4, 2.6]))
-    assert ratio.low < ratio.value < ratio.high
-    assert (geo.value, geo.low, geo.high) == pytest.approx((ratio.value, ratio.low, ratio.high))  # one model
+def test_block_ratios_worked_example_median_and_order_statistic_interval():
+    """Seven blocks: ratios 1.1, 0.9, 1.3, 1.0, 1.2, 1.6, 0.8. Median 1.1. P(Binomial(7, 1/2) <= 0) = 1/128 <=
+    0.05 < P(<= 1) = 8/128, so k = 1: the interval is the smallest to the largest, 0.8-1.6 (coverage 98.4 %)."""
+    [ratio], geo = stats.block_ratios_with_geomean([[1.1, 0.9, 1.3, 1.0, 1.2, 1.6, 0.8]])
+    assert ratio == Ratio(pytest.approx(1.1), 0.8, 1.6, blocks=7)
+    assert geo.value == pytest.approx(1.1) and geo.blocks == 7  # one model: its median
+    # Ten blocks 1..10: median 5.5; P(B(10) <= 1) = 11/1024 <= 0.05 < P(<= 2) = 56/1024, so k = 2: 2nd to 9th.
+    assert stats.median_ratio(range(1, 11)) == Ratio(5.5, 2.0, 9.0, blocks=10)
 
 
-def test_one_repeat_each_has_no_spread_and_the_seed_fixes_the_interval():
-    [ratio], _ = stats.ratios_with_geomean([([8.0], [2.0])])
-    assert ratio == Ratio(4.0, 4.0, 4.0, fewest=1)
+@pytest.mark.parametrize(("n", "k"), [(1, 0), (4, 0), (5, 1), (7, 1), (8, 2), (10, 2), (12, 3), (20, 6)])
+def test_the_order_statistic_rank_is_the_largest_with_tail_at_most_five_percent(n, k):
+    tail = lambda j: sum(math.comb(n, i) for i in range(j)) / 2**n  # noqa: E731  P(Binomial(n, 1/2) < j)
+    assert stats.median_rank(n) == k
+    assert k == 0 or tail(k) <= 0.05 < tail(k + 1)
+    assert stats.MIN_BLOCKS == min(m for m in range(1, 30) if stats.median_rank(m) >= 1)
+
+
+def test_under_five_blocks_the_interval_is_the_range_and_one_block_has_none():
+    assert stats.median_ratio([2.0, 4.0, 3.0]) == Ratio(3.0, 2.0, 4.0, blocks=3)
+    assert stats.median_ratio([4.0]) == Ratio(4.0, 4.0, 4.0, blocks=1)
+
+
+def test_the_geometric_mean_resamples_blocks_within_each_model_with_a_fixed_seed():
+    _, geo = stats.block_ratios_with_geomean([[2.0], [8.0]])
+    assert geo == Ratio(pytest.approx(4.0), pytest.approx(4.0), pytest.approx(4.0), blocks=1)
     rng = np.random.default_rng(0)
-    pairs = [(list(rng.lognormal(size=9)), list(rng.lognormal(size=7))) for _ in range(3)]
-    assert stats.ratios_with_geomean(pairs) == stats.ratios_with_geomean(pairs)
-    assert stats.ratios_with_geomean(pairs, seed=1) != stats.ratios_with_geomean(pairs, seed=2)
+    models = [list(rng.lognormal(size=n)) for n in (5, 7, 9)]
+    ratios, geo = stats.block_ratios_with_geomean(models)
+    assert [r.blocks for r in ratios] == [5, 7, 9] and geo.blocks == 5
+    assert geo.value == pytest.approx(np.exp(np.mean(np.log([np.median(m) for m in models]))))
+    assert geo.low < geo.value < geo.high
+    assert stats.block_ratios_with_geomean(models) == stats.block_ratios_with_geomean(models)
+    assert stats.block_ratios_with_geomean(models, seed=1) != stats.block_ratios_with_geomean(models, seed=2)
 
 
-def test_geometric_mean_over_models():
-    _, geo = stats.ratios_with_geomean([([2.0], [1.0]), ([8.0], [1.0])])
-    assert geo.value == pytest.approx(4.0)
-
-
-def test_noisier_repeats_give_a_wider_interval():
-    rng = np.random.default_rng(0)
-    base = rng.normal(size=8)
-    [quiet], _ = stats.ratios_with_geomean([(list(100 + base), list(50 + base))])
-    [noisy], _ = stats.ratios_with_geomean([(list(100 + 20 * base), list(50 + 10 * base))])
+def test_noisier_blocks_give_a_wider_interval():
+    base = np.random.default_rng(0).normal(size=9)
+    [quiet], quiet_geo = stats.block_ratios_with_geomean([list(2 + 0.05 * base)])
+    [noisy], noisy_geo = stats.block_ratios_with_geomean([list(2 + 0.5 * base)])
     assert noisy.high / noisy.low > quiet.high / quiet.low
+    assert noisy_geo.high / noisy_geo.low > quiet_geo.high / quiet_geo.low
 
 
 @pytest.mark.parametrize(("ratio", "claimed", "verdict"), [
-    (Ratio(5.0, 4.0, 6.0, 3), 5.0, "reproduced"),
-    (Ratio(2.0, 1.5, 3.5, 3), 5.0, "reproduced"),  # the interval reaches the band (5 / 1.5 = 3.33)
-    (Ratio(2.0, 1.5, 3.0, 3), 5.0, "not reproduced"),
-    (Ratio(0.3, 0.25, 0.35, 3), 4.0, "not reproduced"),
-    (Ratio(40.0, 35.0, 45.0, 3), 20.0, "not reproduced"),
+    (Ratio(5.0, 4.0, 6.0, 5), 5.0, "reproduced"),
+    (Ratio(2.0, 1.5, 3.5, 5), 5.0, "reproduced"),  # the interval reaches the band (5 / 1.5 = 3.33)
+    (Ratio(2.0, 1.5, 3.0, 5), 5.0, "not reproduced"),
+    (Ratio(0.3, 0.25, 0.35, 5), 4.0, "not reproduced"),
+    (Ratio(40.0, 35.0, 45.0, 5), 20.0, "not reproduced"),
 ])
 def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
     assert claims.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
 
 
-@pytest.mark.parametrize(("ratio", "size"), [(Ratio(5.0, 5.0, 5.0, 1), "default"), (Ratio(5.0, 4.0, 6.0, 1), "default"),
-                                             (Ratio(5.0, 4.0, 6.0, 3), "tiny")],
-                         ids=["one-repeat-each", "one-repeat-on-a-side", "tiny-data"])
+@pytest.mark.parametrize(("ratio", "size"), [(Ratio(5.0, 5.0, 5.0, 1), "default"), (Ratio(5.0, 4.0, 6.0, 4), "default"),
+                                             (Ratio(5.0, 4.0, 6.0, 5), "tiny")],
+                         ids=["one-block", "four-blocks", "tiny-data"])
 def test_a_ratio_without_enough_evidence_gets_no_verdict(ratio, size):
-    """One repeat on a side (its noise is not in the interval) or tiny data: never "reproduced", whatever the
-    value."""
+    """Fewer than 5 blocks (no interval reaches 90 %) or tiny data: never "reproduced", whatever the value."""
     assert claims.ratio_verdict(ratio, 5.0, size).startswith("insufficient data (")
-    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0, 2), 5.0, "default").startswith("reproduced")
+    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0, 4), 5.0).startswith("insufficient data (4 blocks; 5 needed")
+    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0, 5), 5.0, "default").startswith("reproduced")
 
 
-def test_fewest_repeats_is_carried_into_every_ratio_and_the_mean():
-    ratios, geo = stats.ratios_with_geomean([([1.0, 2.0, 3.0], [1.0, 2.0]), ([1.0], [1.0, 2.0, 3.0])])
-    assert [r.fewest for r in ratios] == [2, 1] and geo.fewest == 1
+def test_the_number_of_blocks_is_carried_into_every_ratio_and_the_fewest_into_the_mean():
+    ratios, geo = stats.block_ratios_with_geomean([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 2.0]])
+    assert [r.blocks for r in ratios] == [6, 2] and geo.blocks == 2
 
 
 def test_crossover_is_interpolated_on_log_axes():
@@ -80,12 +95,12 @@ def test_no_crossover_inside_the_range_says_who_leads():
     assert claims.crossover(n, np.array([0.5, 0.9])) == (None, "Stan ahead at every N measured (1,000–10,000)")
 
 
-def test_a_forest_plot_draws_single_repeat_ratios():
+def test_a_forest_plot_draws_single_block_ratios():
     from reports.figures import forest_svg
 
-    # 11 models, one repeat each, as in the tiny suite; with seed 5 the geometric mean rounds out of its interval.
+    # 11 models, one block each, as in the tiny suite; with seed 5 the geometric mean rounds out of its interval.
     values = np.random.default_rng(5).lognormal(size=(11, 2))
-    ratios, geo = stats.ratios_with_geomean([([a], [b]) for a, b in values])
+    ratios, geo = stats.block_ratios_with_geomean([[a / b] for a, b in values])
     assert min(geo.value - geo.low, geo.high - geo.value) > -1e-12  # the interval is the point, up to rounding
     comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",
                   "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
@@ -96,7 +111,7 @@ def test_forest_plot_ticks_are_labelled_on_both_sides_of_one():
     """Every ratio between 3× and 5×: the axis still shows labelled ticks below and above 1×."""
     from reports.figures import forest_svg
 
-    ratios, geo = stats.ratios_with_geomean([([3.0, 3.3], [1.0, 1.1]), ([5.0, 5.2], [1.0, 0.9])])
+    ratios, geo = stats.block_ratios_with_geomean([[3.0, 3.0], [5.0, 5.8]])
     comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",
                   "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
     labels = [float(t.replace(",", "")) for t in re.findall(r">([\d.,]+)×</text>", forest_svg(comparison))]

@@ -40,7 +40,7 @@ from rich.table import Table
 
 import models
 from models import ModelSpec, UsageError
-from reports.stats import interval, resampled_ratios
+from reports.stats import MIN_BLOCKS, Ratio, median_ratio
 from runner import density, static_checks, validity
 from runner.campaign import interrupted, run_campaign
 from runner.commands import run
@@ -92,8 +92,9 @@ def add_parser(verbs) -> None:
     parser.add_argument("--chains", type=int, default=4, help="chains per run (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain (default: %(default)s)")
     parser.add_argument("--draws", type=int, default=1000, help="draws per chain (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3, help="independent runs per engine: the speed ratio's "
-                        "interval comes from them (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3, help="paired runs per engine (one of each, back to back, "
+                        "per repeat): the speed ratio is their median, with a 90 %% interval from 5 on "
+                        "(default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before one run is stopped "
                         "(default: %(default)s)")
     parser.add_argument("--stop-after", choices=STAGES, default="run", help="the last stage to run "
@@ -311,17 +312,15 @@ def agreement(records: list) -> list[dict]:
             for repeat, pair in sorted(by_repeat.items()) if len(pair) == 2]
 
 
-def speed_ratio(records: list) -> tuple | None:
-    """NumPyro's over Stan's ESS/s, valid runs only: the ratio of medians and its bootstrap interval (the report's;
-    with one run on a side, that side's noise is missing, so no interval)."""
-    side = {engine: [r.metrics.ess_per_s for r in records if r.engine == engine and r.status == "ok" and r.valid]
-            for engine in ("numpyro", "stan")}
-    if not side["numpyro"] or not side["stan"]:
-        return None
-    ratio = float(np.median(side["numpyro"]) / np.median(side["stan"]))
-    if min(map(len, side.values())) < 2:
-        return ratio, None, None
-    return ratio, *interval(resampled_ratios(side["numpyro"], side["stan"], np.random.default_rng(0)))
+def speed_ratio(records: list) -> Ratio | None:
+    """NumPyro's over Stan's ESS/s as the report takes it: per repeat (a paired block, both engines back to back)
+    with valid runs of both, the ratio; their median with its order-statistic interval (``reports.stats``)."""
+    blocks: dict[int, dict] = {}
+    for r in records:
+        if r.status == "ok" and r.valid:
+            blocks.setdefault(r.block_of, {})[r.engine] = r.metrics.ess_per_s
+    ratios = [pair["numpyro"] / pair["stan"] for pair in blocks.values() if len(pair) == 2]
+    return median_ratio(ratios) if ratios else None
 
 
 def engine_rows(records: list) -> list[dict]:
@@ -383,12 +382,14 @@ NumPyro: <code>{{ spec.jax_file }}</code>; size <code>{{ size }}</code>, data se
 """)
 
 
-def speed_text(speed: tuple | None) -> str:
+def speed_text(speed: Ratio | None) -> str:
     if speed is None:
-        return "no ratio: an engine has no valid run"
-    ratio, low, high = speed
-    spread = "one valid run on a side: no interval" if low is None else f"90 % interval {low:.3g} to {high:.3g}"
-    return f"NumPyro / Stan ESS/s {ratio:.3g} ({spread})"
+        return "no ratio: no repeat with valid runs of both engines"
+    spread = (f"90 % interval {speed.low:.3g} to {speed.high:.3g} over {speed.blocks} paired repeats"
+              if speed.blocks >= MIN_BLOCKS else
+              f"{speed.blocks} paired repeat(s), range {speed.low:.3g} to {speed.high:.3g}: too few for an interval "
+              f"({MIN_BLOCKS} needed)")
+    return f"NumPyro / Stan ESS/s {speed.value:.3g} ({spread})"
 
 
 def agreement_text(pairs: list[dict]) -> str:

@@ -48,6 +48,9 @@ def print_table(result: dict) -> None:
     console.print(table)
     for change in result["version_changes"]:
         console.print(f"version change: {change['package']} {change['base']} -> {change['new']}")
+    for side in ("base", "new"):
+        if left := result["left_out"][side]:
+            console.print(f"left out of {side.upper()}: " + ", ".join(f"{n} {why}" for why, n in left.items()))
     r = result["regressions"]
     console.print(f"{r['speed']} speed and {r['correctness']} correctness regression(s) "
                   f"(threshold {result['threshold']:.0%}, alpha {result['alpha']}, gold band {result['gold_sd']} sd)")
