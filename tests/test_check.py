@@ -205,3 +205,23 @@ def test_a_model_folder_runs_end_to_end_through_run_model_dir(tmp_path):
     assert sorted((r["model_id"], r["engine"], r["status"]) for r in records) == [
         (EXAMPLE_ID, "numpyro", "ok"), (EXAMPLE_ID, "stan", "ok")]
     assert all(r["sizes"] == {"N": 100, "K": 3} for r in records)
+
+
+def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_interval():
+    """Per repeat (a block of both engines back to back) NumPyro's ESS/s over Stan's; the median, and an interval
+    only from 5 repeats on. A repeat with one engine's run invalid pairs with nothing."""
+    from types import SimpleNamespace
+
+    from runner.commands.check import speed_ratio, speed_text
+
+    def run(engine, block, ess_per_s, valid=True):
+        return SimpleNamespace(engine=engine, status="ok", valid=valid, block_of=("c", block),
+                               metrics=SimpleNamespace(ess_per_s=ess_per_s))
+
+    runs = [run("stan", b, 100.0) for b in range(5)] + [run("numpyro", b, 100.0 * (b + 1)) for b in range(5)]
+    ratio = speed_ratio(runs)
+    assert (ratio.value, ratio.low, ratio.high, ratio.blocks) == (3.0, 1.0, 5.0, 5)
+    assert "90 % interval 1 to 5 over 5 paired repeats" in speed_text(ratio)
+    runs[0] = run("stan", 0, 100.0, valid=False)
+    fewer = speed_ratio(runs)
+    assert fewer.blocks == 4 and "too few for an interval (5 needed)" in speed_text(fewer)
