@@ -23,12 +23,10 @@ from __future__ import annotations
 import io
 import json
 import os
-import statistics
 import subprocess
 import tarfile
 import threading
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +35,7 @@ from runner import records, studies
 from runner.campaign import Recorder
 from runner.commands.run import block_order, with_threads
 from runner.config import Job, RunConfig, campaign_entropy
+from runner.estimates import Estimator
 from runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
 from runner.records import RunRecord
 from runner.studies import ITERATIONS, STUDIES
@@ -48,8 +47,6 @@ COVTYPE = "covtype_synth-logistic_regression"
 COVTYPE_ROWS = (100_000, 581_012, 1_000_000)
 REPEATS = 3  # enough for an interval; a study's grid points run once, as `stanjax study` runs them
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000
-GUESS_S = 180.0  # a run with no earlier record of anything like it
-MEASUREMENT_OVERHEAD_S = 10.0  # a measurement's process start and JAX import, beside its own wall time
 
 PHASES = {
     "a": "the quick models at default: every JAX engine on the GPU; Stan and NumPyro on the CPU",
@@ -157,61 +154,6 @@ def step_wall_s(step: dict[str, list[Item]]) -> float:
 def estimated_s(lanes: dict[str, list[Item]], step_s: float, first_step_s: float) -> float:
     """The plan's estimated machine time: every step's longest lane, the first step's compile included."""
     return first_step_s + sum(step_wall_s(step) for step in steps(lanes, step_s, first_step_s))
-
-
-class Estimator:
-    """Seconds a run will take, from earlier ok records: the median worker wall time of the same setup (model,
-    engine, device, precision, chain method, chains, data sizes), from machines with a GPU where there are such
-    records; else of another engine on the same device, sizes and chains; else the same setup at the nearest
-    other N, scaled in proportion to N; else any run of the model at these sizes; else a guess. Each estimate
-    says which."""
-
-    def __init__(self, history: list[RunRecord], measurements: list[dict] = ()):
-        self.walls: dict[tuple, list[tuple[bool, float, dict, str, str]]] = defaultdict(list)
-        for run in history:
-            if run.status == "ok" and run.wall_s and run.sizes is not None:
-                key = (run.model_id, run.device, run.precision, run.config.chains)
-                self.walls[key].append((bool(run.provenance.machine.gpu), run.wall_s, run.sizes, run.machine,
-                                        f"{run.engine}/{run.chain_method}"))
-        self.rwmh = defaultdict(list)
-        for m in measurements:
-            if m.get("measure") == "rwmh":
-                self.rwmh[(m["backend"], records.measurement_device(m), m["chains"])].append(m["wall_s"])
-
-    def __call__(self, job: Job) -> tuple[float, str]:
-        spec = models.get(job.model_id)
-        sizes = spec.size_kwargs(job.config.size, job.config.resize)
-        setup = f"{job.engine}/{job.placement.chain_method}"
-        found = self.walls.get((job.model_id, job.device, job.placement.precision, job.config.chains), [])
-        if any(f[0] for f in found):
-            found = [f for f in found if f[0]]
-        same = [f for f in found if f[4] == setup and f[2] == sizes]
-        if same:
-            return statistics.median(f[1] for f in same), f"median of {len(same)} run(s) on {same[0][3]}"
-        other_engine = [f for f in found if f[2] == sizes]
-        if other_engine:
-            return (statistics.median(f[1] for f in other_engine),
-                    f"median of {len(other_engine)} run(s) of {other_engine[0][4]} on {other_engine[0][3]}")
-        rest = {name: value for name, value in sizes.items() if name != spec.n_key}
-        by_n = [(f[2][spec.n_key], f) for f in found if f[4] == setup and f[2].get(spec.n_key) and
-                {name: value for name, value in f[2].items() if name != spec.n_key} == rest]
-        if by_n:
-            n, nearest = min(by_n, key=lambda pair: abs(pair[0] - sizes[spec.n_key]))
-            walls = [f[1] for m, f in by_n if m == n]
-            return (statistics.median(walls) * sizes[spec.n_key] / n,
-                    f"{len(walls)} run(s) at {spec.n_key}={n} on {nearest[3]}, scaled to {sizes[spec.n_key]}")
-        elsewhere = [f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id
-                     for f in runs if f[2] == sizes]
-        if elsewhere:
-            return (statistics.median(f[1] for f in elsewhere),
-                    f"median of {len(elsewhere)} run(s) of this model and size on other devices or settings")
-        return GUESS_S, "no earlier run: a guess"
-
-    def measurement(self, backend: str, device: str, chains: int) -> tuple[float, str]:
-        walls = self.rwmh.get((backend, device, chains))
-        if walls:
-            return statistics.median(walls) + MEASUREMENT_OVERHEAD_S, f"median of {len(walls)} measurement(s)"
-        return GUESS_S / 6, "no earlier measurement: a guess"
 
 
 def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], repeats: int, entropy: int,

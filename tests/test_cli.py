@@ -401,3 +401,13 @@ def test_report_merges_the_folders_of_several_machines(tmp_path):
     html = (tmp_path / "report" / "index.html").read_text()
     machines = {m for m in re.findall(r'data-machine="([^"]+)"', html)}
     assert len(machines) == 2 and all(m.endswith(("-2core", "-64core")) for m in machines)
+
+
+def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
+    out = tmp_path / "results"
+    assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan",
+                 "numpyro", "--repeats", "5", "--estimate", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("eight_schools-eight_schools_noncentered (tiny): 10 runs, ~") and "median of" in lines[0]
+    assert lines[-1].startswith("total: 10 runs, ~") and not (out / "results.jsonl").exists()

@@ -15,7 +15,8 @@ from msgspec.structs import replace
 from runner import records
 from runner.cli import main
 from runner.config import Job, Placement, RunConfig
-from runner.gpu_campaign import (PHASES, Estimator, Item, Plan, Unit, all_items, estimated_s, lanes_left, make_plan,
+from runner.estimates import Estimator
+from runner.gpu_campaign import (PHASES, Item, Plan, Unit, all_items, estimated_s, lanes_left, make_plan,
                                  pack, run_step, step_number, steps, units)
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,8 +14,9 @@ from runner.campaign import stopped_by
 from runner.commands.compile import compile_each, model_command
 from runner.commands.run import check_gpu_visible, usable_cores
 from runner.engines import STAN, family
+from runner.estimates import Estimator
 from runner.gpu_campaign import (ARCHIVED_FILE, COMPILE_ESTIMATE_S, COMPILE_FILE, MEASUREMENTS_FILE, PHASES,
-                                 PLAN_FILE, Estimator, Plan, all_items, lanes_left, make_plan, pack, run_step,
+                                 PLAN_FILE, Plan, all_items, lanes_left, make_plan, pack, run_step,
                                  step_number, step_wall_s, steps)
 
 DESCRIPTION = (

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import models
-from models import UsageError
+from models import ROOT, UsageError
 from runner import records, static_checks
 from runner.campaign import interrupted, run_campaign
 from runner.config import (CHAIN_METHODS, DEVICES, ISAS, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig,
@@ -103,6 +103,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "part into its own results folder; `stanjax report A B ...` merges them). Parts split by "
                         "model and size, so every engine and repeat of a model runs on one machine, where they "
                         "can be paired")
+    parser.add_argument("--estimate", action="store_true",
+                        help="run nothing: print how long each model's runs will take and the total, from the "
+                        "records in results/ and OUT (this machine's where it has some), with what each estimate "
+                        "rests on; with --resume, of what is left")
     parser.add_argument("--resume", action="store_true",
                         help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
                         "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
@@ -316,6 +320,9 @@ def main(args) -> int:
         left = [j for j in jobs if j.key() not in done]
         print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded, {len(left)} to run")
         jobs = left
+    if args.estimate:
+        print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
+        return 0
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         probe = args.out / ".write-test"
@@ -332,6 +339,24 @@ def main(args) -> int:
         return interrupted(stop, written, jobs, args.out)
     print(campaign_summary(written, rerun, args.out))
     return 1 if any(r.status != "ok" for r in written) else 0
+
+
+def estimate_text(jobs: list[Job], history: list[Path]) -> str:
+    """Per model and size: its runs' estimated seconds and what the estimates rest on; then the total."""
+    from runner.estimates import Estimator
+
+    estimate = Estimator(records.read(history) if history else [], machine=records.machine().slug)
+    per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for job in jobs:
+        per_model.setdefault((job.model_id, job.config.size), []).append(estimate(job))
+    lines = [f"{model_id} ({size}): {len(found)} runs, ~{minutes(sum(s for s, _ in found))} "
+             f"({'; '.join(sorted({basis for _, basis in found}))})" for (model_id, size), found in per_model.items()]
+    total = sum(s for found in per_model.values() for s, _ in found)
+    return "\n".join([*lines, f"total: {len(jobs)} runs, ~{minutes(total)} of machine time (compiles not counted)"])
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds // 3600:.0f} h {seconds % 3600 / 60:.0f} min"
 
 
 def campaign_summary(written: list[records.RunRecord], rerun: list[str], out: Path) -> str:
