@@ -75,6 +75,10 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2)
     assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
     assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
+    from runner.commands.run import done_keys
+
+    assert done_keys(tmp_path) == {jobs[0].key()}  # --reruns 0: an ok record is done, loaded or not
+    assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
 
 
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):

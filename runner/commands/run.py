@@ -110,8 +110,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
                         "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
-                        "method, ISA, config hash and repeat; failed runs are run again), under the same campaign "
-                        "ID, so blocks pair across the interruption")
+                        "method, ISA, config hash and repeat; failed runs, and with --reruns above 0 loaded ones, are "
+                        "run again), under the same campaign ID, so blocks pair across the interruption")
 
 
 def shard_arg(text: str) -> tuple[int, int]:
@@ -297,9 +297,12 @@ def check_gpu_visible(asked: str = "--device gpu") -> None:
                          "nvidia-smi); refusing to fall back to the CPU")
 
 
-def done_keys(out: Path) -> set[RunKey]:
-    """The runs ``out`` already holds an ok record of (``--resume`` skips them)."""
-    return records.done(records.read(out / records.RESULTS_FILE)) if (out / records.RESULTS_FILE).exists() else set()
+def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
+    """The runs ``out`` already holds an ok record of (``--resume`` skips them); with ``clean``, only those
+    measured on a quiet machine: a loaded run is done again, as a campaign with reruns does at once."""
+    if not (out / records.RESULTS_FILE).exists():
+        return set()
+    return records.done([r for r in records.read(out / records.RESULTS_FILE) if r.clean or not clean])
 
 
 def campaign_to_resume(out: Path) -> str | None:
@@ -316,9 +319,10 @@ def main(args) -> int:
         jobs = shard(jobs, *args.shard)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
     if args.resume:
-        done = done_keys(args.out)
+        done = done_keys(args.out, clean=args.reruns > 0)
         left = [j for j in jobs if j.key() not in done]
-        print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded, {len(left)} to run")
+        clean = " (clean: a loaded one is run again)" if args.reruns > 0 else ""
+        print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded{clean}, {len(left)} to run")
         jobs = left
     if args.estimate:
         print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
