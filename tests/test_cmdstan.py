@@ -2,13 +2,18 @@
 folder) and skipped, with the reason, where none is (as in CI). The strongest check two Stan front ends can have:
 the same seed gives the same draws, model by model."""
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import models
-from runner.config import RunConfig
+from runner import isa
+from runner.config import ISAS, RunConfig
 from runner.engines.stan import CmdStanBackend, HttpstanBackend, find_cmdstan
 from tests import stan_child
+from tests.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
 
 CMDSTAN = find_cmdstan()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -27,6 +32,31 @@ def test_cmdstan_info_names_the_interface_and_its_stan(backends):
     info = cmdstan.info()
     assert info["stan_interface"] == "cmdstanpy" and info["cmdstan_path"] == CMDSTAN
     assert info["stan_version"].count(".") == 2
+
+
+def nuts_avx_instructions(executable: Path) -> int:
+    """How many of the AVX instructions in ``executable``'s disassembly lie in NUTS (``base_nuts``' functions:
+    transition, build_tree), which CmdStan links from its main object, not from the model's."""
+    listing = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", str(executable)], capture_output=True,
+                             text=True, check=True).stdout
+    functions = [block for block in listing.split("\n\n") if "base_nuts<" in block.split("\n", 1)[0]]
+    assert functions, f"no NUTS function in {executable}'s disassembly"
+    return sum(len(AVX.findall(block)) for block in functions)
+
+
+def test_cmdstans_nuts_is_built_for_the_programs_isa(backends):
+    """CmdStan links every model with a main object holding NUTS; the one ``make build`` made has CmdStan's
+    flags whatever CXXFLAGS_OPTIM the model gets, and a -march=native Bradley-Terry linked with it died with
+    "double free or corruption" (Eigen's alignment differs between the halves). Each ISA gets its own."""
+    _, cmdstan = backends
+    found = {}
+    for build in ISAS:
+        handle = cmdstan.compile(EIGHT_SCHOOLS.stan_file, build)
+        found[build] = nuts_avx_instructions(Path(handle["model"].exe_file))
+    assert found["x86-64-v2"] == 0, found
+    if not HOST_HAS_AVX2:
+        pytest.skip(f"this host has no AVX2 (/proc/cpuinfo: {isa.host_features()}): -march=native adds no AVX")
+    assert found["native"] > 0, found
 
 
 @pytest.mark.parametrize("model_id", sorted(models.registry()))

@@ -48,11 +48,17 @@ def test_each_isa_is_its_own_httpstan_cache_entry():
     assert len({*names.values(), plain}) == 3, names
 
 
-def test_cmdstan_gets_the_isas_flag_in_its_cache_key():
+def test_cmdstan_gets_the_isas_flag_and_main_object_in_its_cache_key():
     code = EIGHT_SCHOOLS.stan_file.read_text()
-    assert CmdStanBackend.cpp_options(code, "native") == {"CXXFLAGS_OPTIM": "-march=native"}
-    assert CmdStanBackend.cpp_options("reduce_sum", "x86-64-v2") == {"CXXFLAGS_OPTIM": "-march=x86-64-v2",
-                                                                     "STAN_THREADS": True}
+    assert CmdStanBackend.cpp_options(code, "native") == {"CXXFLAGS_OPTIM": "-march=native",
+                                                          "CMDSTAN_MAIN_O": "src/cmdstan/main_march-native.o"}
+    assert CmdStanBackend.cpp_options("reduce_sum", "x86-64-v2") == {
+        "CXXFLAGS_OPTIM": "-march=x86-64-v2", "STAN_THREADS": True,
+        "CMDSTAN_MAIN_O": "src/cmdstan/main_threads_march-x86-64-v2.o"}
+    # One main object (CmdStan's NUTS) per ISA and threading, never CmdStan's own, which `make build` compiled
+    # without the ISA's flags: a native model linked with it died in NUTS ("double free or corruption").
+    mains = {CmdStanBackend.main_object(build, threads) for build in ISAS for threads in (False, True)}
+    assert len(mains) == 4 and not mains & {"src/cmdstan/main.o", "src/cmdstan/main_threads.o"}
 
 
 def test_stan_engine_info_names_the_flags_and_the_isa():

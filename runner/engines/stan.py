@@ -18,6 +18,7 @@ import os
 import re
 import select
 import socket
+import subprocess
 import tempfile
 import time
 from importlib import metadata
@@ -462,11 +463,41 @@ class CmdStanBackend:
 
     @staticmethod
     def cpp_options(code: str, isa: str) -> dict:
-        """cmdstanpy's ``cpp_options`` (make variables) for a program: CmdStan's defaults (-O3, chains in separate
-        processes) with the ISA's flags in CXXFLAGS_OPTIM, which Stan Math's make/compiler_flags documents as
-        "additional flags to CXXFLAGS" (a CXXFLAGS on make's command line would replace CmdStan's own in older
-        releases); Stan's threading for the reduce_sum programs."""
-        return {"CXXFLAGS_OPTIM": isas.stan_flags(isa), **({"STAN_THREADS": True} if "reduce_sum" in code else {})}
+        """cmdstanpy's ``cpp_options`` (make variables) for a program: CmdStan's defaults (-O3) with the ISA's flags
+        in CXXFLAGS_OPTIM, which Stan Math's make/compiler_flags documents as "additional flags to CXXFLAGS" (a
+        CXXFLAGS on make's command line would replace CmdStan's own in older releases); Stan's threading for the
+        reduce_sum programs; and a main object of the ISA's own (``main_object``)."""
+        threads = "reduce_sum" in code
+        return {"CXXFLAGS_OPTIM": isas.stan_flags(isa), **({"STAN_THREADS": True} if threads else {}),
+                "CMDSTAN_MAIN_O": CmdStanBackend.main_object(isa, threads)}
+
+    @staticmethod
+    def main_object(isa: str, threads: bool) -> str:
+        """The main object a program built for ``isa`` links, relative to CmdStan's folder. CmdStan links every
+        model with one ``src/cmdstan/main[_threads].o`` (NUTS, the CSV writers), built once by ``make build``
+        with CmdStan's flags and never again, whatever CXXFLAGS_OPTIM a model gets: a -march=native model beside
+        it is one program whose halves disagree on Eigen's alignment (AVX: 32 bytes), the mix that killed the
+        bundled Stan's chains with "double free or corruption" (``_services_built_with``). So each ISA's models
+        link a main object built with its flags (make's CMDSTAN_MAIN_O; ``make clean`` removes it with CmdStan's
+        own, src/cmdstan/main*.o)."""
+        tag = re.sub(r"[^A-Za-z0-9]+", "-", isas.stan_flags(isa)).strip("-")
+        return f"src/cmdstan/main{'_threads' if threads else ''}_{tag}.o"
+
+    def build_main_object(self, options: dict) -> None:
+        """Build ``options``' main object unless it is there: make with the options cmdstanpy will pass (so the
+        same flags), to a name of this process's own, then renamed into place, so two compiles at once never
+        link a half-written one (as ``services_folder``)."""
+        main = Path(self.cmdstan) / options["CMDSTAN_MAIN_O"]
+        if main.exists():
+            return
+        partial = f"{options['CMDSTAN_MAIN_O']}.{os.getpid()}.partial"
+        variables = [f"{key}={value}" for key, value in {**options, "CMDSTAN_MAIN_O": partial}.items()]
+        done = subprocess.run([os.environ.get("MAKE", "make"), *variables, partial], cwd=self.cmdstan,
+                              capture_output=True, text=True, errors="replace")
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
+            raise RuntimeError(f"CmdStan's main object for {options['CXXFLAGS_OPTIM']} failed to build:\n{tail}")
+        os.replace(Path(self.cmdstan) / partial, main)
 
     def info(self, isa: str = "native") -> dict:
         import cmdstanpy
@@ -480,7 +511,8 @@ class CmdStanBackend:
             "cmdstan_version": ".".join(map(str, version)) if version else "unknown",
             # The Stan library it compiles against (what the draws depend on), from its header.
             "stan_version": _stan_version(header) if header.exists() else "unknown",
-            "compile_flags": f"CmdStan defaults (-O3) CXXFLAGS_OPTIM={isas.stan_flags(isa)}",
+            "compile_flags": f"CmdStan defaults (-O3) CXXFLAGS_OPTIM={isas.stan_flags(isa)}, its main object "
+                             "(NUTS) too",
             **isas.info(isa),
             "dtype": "float64",
         }
@@ -498,6 +530,7 @@ class CmdStanBackend:
             copied.write_text(code)
         cached = (folder / stan_file.stem).exists()
         start = time.perf_counter()
+        self.build_main_object(options)
         model = cmdstanpy.CmdStanModel(stan_file=str(copied), cpp_options=options)
         return {"model": model, "isa": isa, "compile_s": time.perf_counter() - start, "cached": cached}
 
