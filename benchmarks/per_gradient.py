@@ -4,6 +4,15 @@ the build (compiler flags, instruction set) and not the engine.
     .venv/bin/python benchmarks/per_gradient.py                  # the four models below, 5 repetitions
     .venv/bin/python benchmarks/per_gradient.py --models gym_sp500-stochastic_volatility_sp500 --reps 9 \\
         --program gym_sp500-stochastic_volatility_sp500=/tmp/old.stan   # another Stan program for a model
+    .venv/bin/python benchmarks/per_gradient.py --models sv_synth-stochastic_volatility --reps 7 \\
+        --alt sv_synth-stochastic_volatility=/tmp/old.stan --columns stan:native   # old and new, interleaved
+
+``--alt ID=PATH`` adds a row for model ID timed with PATH, interleaved with the model's own row: a .stan program
+in the Stan columns, or a .py file defining the NumPyro model's function (named as the model) in the JAX columns;
+``--columns`` keeps only some columns (KIND:BUILD, e.g. ``stan:native jax:native``). ``--init-radius`` sets Stan's
+(default 2): where NUTS from Stan's usual inits diverges at once (sv_synth: one leapfrog an iteration), the
+per-iteration costs swamp the gradient's, and a smaller radius (0.5) gives full trees; the worker warns below 10
+leapfrogs an iteration.
 
 Columns, each the median over interleaved repetitions (repetition r of every column, in an order rotated each
 repetition, before repetition r + 1, so drift hits every column alike):
@@ -82,47 +91,66 @@ def stan_module(stan_file: Path, build: str):
     return httpstan.models.import_services_extension_module(httpstan.models.calculate_model_name(code))
 
 
-def stan_nuts_ms(module, arguments: dict) -> tuple[float, float]:
+def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float]:
     """One chain of NUTS: (ms per gradient by Stan's sampling clock, seconds that clock read)."""
     from runner.engines.stan import _parse_elapsed, _run_chains, sample_table
 
     [output] = _run_chains(module, arguments, chains=1)
     columns, table = sample_table(output, arguments["num_samples"])
     gradients = table[:, columns.index("n_leapfrog__")].sum()
+    if gradients < 10 * len(table):
+        print(f"warning: {label}: {gradients / len(table):.1f} leapfrogs an iteration: per-iteration costs dominate "
+              "(a smaller --init-radius may help)", file=sys.stderr, flush=True)
     seconds = _parse_elapsed(output)["sampling"]
     return 1000 * seconds / gradients, seconds
 
 
-def stan_worker(models: list[str], programs: dict[str, str]):
-    """Per (model, build): a function that runs one repetition and returns ms per gradient."""
+def rows(models: list[str], alts: list[str]) -> list[tuple[str, str, str | None]]:
+    """(row label, model ID, alternative program or None): each model's own row, then each ``--alt``'s."""
+    return [(m, m, None) for m in models] + [(a, *a.split("=", 1)) for a in alts]
+
+
+def applies(kind: str, alt: str | None) -> bool:
+    """Whether a column of this kind times this row: an alternative .stan in Stan's, a .py in JAX's."""
+    return alt is None or alt.endswith(".stan" if kind == "stan" else ".py")
+
+
+def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str],
+                init_radius: float):
+    """Per (row, build): a function that runs one repetition and returns ms per gradient."""
     import models as registry
     from runner.config import RunConfig
     from runner.engines.stan import nuts_arguments
 
     timers = {}
-    for model_id in models:
+    for label, model_id, alt in rows(models, alts):
+        if not applies("stan", alt):
+            continue
         spec = registry.get(model_id)
         data = spec.data("default", SEED)
-        stan_file = Path(programs.get(model_id, spec.stan_file))
-        for build in ("baseline", "native"):
+        stan_file = Path(alt or programs.get(model_id, spec.stan_file))
+        for build in builds:
             module = stan_module(stan_file, build)
             config = RunConfig(warmup=0, draws=3, max_treedepth=MAX_DEPTH)
-            arguments = {**nuts_arguments(module, data, config, SEED), "chain": 1}
+            arguments = {**nuts_arguments(module, data, config, SEED), "chain": 1, "init_radius": init_radius}
             try:
-                _, seconds = stan_nuts_ms(module, arguments)  # calibrates: draws for REP_SECONDS
+                _, seconds = stan_nuts_ms(module, arguments, label)  # calibrates: draws for REP_SECONDS
             except RuntimeError as err:  # shown as NaN: a build whose NUTS fails is a finding, not a stop
                 print(f"{model_id} {build}: {str(err)[:200]}", file=sys.stderr, flush=True)
-                timers[model_id, build] = lambda: float("nan")
+                timers[label, build] = lambda: float("nan")
                 continue
             arguments["num_samples"] = max(3, round(3 * REP_SECONDS / max(seconds, 1e-3)))
-            timers[model_id, build] = lambda module=module, arguments=arguments: stan_nuts_ms(module, arguments)[0]
+            timers[label, build] = lambda module=module, arguments=arguments, label=label: stan_nuts_ms(
+                module, arguments, label)[0]
     return timers
 
 
 # --- JAX's worker ------------------------------------------------------------------------------------------------
 
-def jax_worker(models: list[str], isa: str):
-    """Per (model, isa): a function that runs one repetition and returns ms per gradient."""
+def jax_worker(models: list[str], isa: str, alts: list[str]):
+    """Per (row, isa): a function that runs one repetition and returns ms per gradient."""
+    import importlib.util
+
     from runner.config import Placement, RunConfig
     from runner.engines.jax_setup import initial_points, start_jax
 
@@ -132,10 +160,18 @@ def jax_worker(models: list[str], isa: str):
     import models as registry
 
     timers = {}
-    for model_id in models:
+    for label, model_id, alt in rows(models, alts):
+        if not applies("jax", alt):
+            continue
         spec = registry.get(model_id)
         data = spec.data("default", SEED)
-        points, potential, _ = initial_points(jax, jax_models.load(spec.model_name), data,
+        model = jax_models.load(spec.model_name)
+        if alt:
+            loader = importlib.util.spec_from_file_location(f"alt_{len(timers)}", alt)
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+            model = getattr(module, spec.model_name)
+        points, potential, _ = initial_points(jax, model, data,
                                               RunConfig(chains=1), jax.random.PRNGKey(SEED))
         point = jax.tree.map(lambda x: x[0], points)
         value_and_grad = jax.value_and_grad(potential)
@@ -157,14 +193,16 @@ def jax_worker(models: list[str], isa: str):
             start = time.perf_counter()
             jax.block_until_ready(run(point, n))
             return 1000 * (time.perf_counter() - start) / n
-        timers[model_id, isa] = timer
+        timers[label, isa] = timer
     return timers
 
 
-def worker(kind: str, build: str, core: int, models: list[str], programs: dict[str, str]) -> None:
-    """Serve repetitions: one line in ("model build"), one line out (ms per gradient)."""
+def worker(kind: str, build: str, core: int, models: list[str], programs: dict[str, str], alts: list[str],
+           init_radius: float) -> None:
+    """Serve repetitions: one line in ("row build"), one line out (ms per gradient)."""
     os.sched_setaffinity(0, {core})
-    timers = stan_worker(models, programs) if kind == "stan" else jax_worker(models, build)
+    timers = (stan_worker(models, programs, alts, build.split(","), init_radius) if kind == "stan"
+              else jax_worker(models, build, alts))
     print("ready", flush=True)
     for line in sys.stdin:
         model_id, asked = line.split()
@@ -180,17 +218,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)), help="the one core used")
     parser.add_argument("--program", action="append", default=[], metavar="ID=PATH",
                         help="time this Stan program for model ID in place of its stan/ one")
+    parser.add_argument("--alt", action="append", default=[], metavar="ID=PATH",
+                        help="also time this program (.stan) or NumPyro model (.py) for model ID, interleaved")
+    parser.add_argument("--columns", nargs="+", metavar="KIND:BUILD",
+                        help="only these columns, e.g. stan:native jax:native (default: all)")
+    parser.add_argument("--init-radius", type=float, default=2.0, help="Stan's init radius (default 2, Stan's)")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "BUILD"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     programs = dict(item.split("=", 1) for item in args.program)
     if args.worker:
-        worker(*args.worker, args.core, args.models, programs)
+        worker(*args.worker, args.core, args.models, programs, args.alt, args.init_radius)
         return 0
 
-    common = ["--core", str(args.core), "--models", *args.models, *(f"--program={p}" for p in args.program)]
+    columns = [c for c in COLUMNS if args.columns is None or f"{c[1]}:{c[2]}" in args.columns]
+    table_rows = rows(args.models, args.alt)
+    common = ["--core", str(args.core), "--models", *args.models, *(f"--program={p}" for p in args.program),
+              *(f"--alt={a}" for a in args.alt), f"--init-radius={args.init_radius}"]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     workers = {}
-    for kind, build in [("stan", "both"), ("jax", "native"), ("jax", "x86-64-v2")]:
+    stan_builds = ",".join(build for _, kind, build in columns if kind == "stan")
+    wanted = ([("stan", stan_builds)] if stan_builds else []) + [(k, b) for _, k, b in columns if k == "jax"]
+    for kind, build in wanted:
         workers[kind, build] = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, build, *common], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
@@ -199,26 +247,30 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[tuple[str, str], list[float]] = {}
     start = time.perf_counter()
     for rep in range(args.reps):
-        for model_id in args.models:
-            for heading, kind, build in COLUMNS[rep % len(COLUMNS):] + COLUMNS[:rep % len(COLUMNS)]:
-                process = workers[kind, "both" if kind == "stan" else build]
-                process.stdin.write(f"{model_id} {build}\n")
+        # rows, like columns, in an order rotated each repetition (an old and a new program alternate)
+        for label, _, alt in table_rows[rep % len(table_rows):] + table_rows[:rep % len(table_rows)]:
+            for heading, kind, build in columns[rep % len(columns):] + columns[:rep % len(columns)]:
+                if not applies(kind, alt):
+                    continue
+                process = workers[kind, stan_builds if kind == "stan" else build]
+                process.stdin.write(f"{label} {build}\n")
                 process.stdin.flush()
-                times.setdefault((model_id, heading), []).append(json.loads(process.stdout.readline()))
+                times.setdefault((label, heading), []).append(json.loads(process.stdout.readline()))
     for process in workers.values():
         process.stdin.close()
         process.wait()
 
     print(f"Milliseconds per gradient, median of {args.reps} interleaved repetitions (min-max), float64, default "
           f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions.\n")
-    print("| model | " + " | ".join(heading for heading, _, _ in COLUMNS) + " |")
-    print("|---|" + "---:|" * len(COLUMNS))
-    for model_id in args.models:
+    print("| model | " + " | ".join(heading for heading, _, _ in columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for label, model_id, alt in table_rows:
         cells = []
-        for heading, _, _ in COLUMNS:
-            found = times[model_id, heading]
-            cells.append(f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})")
-        shown = model_id + (f" ({programs[model_id]})" if model_id in programs else "")
+        for heading, _, _ in columns:
+            found = times.get((label, heading))
+            cells.append(f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})" if found else "-")
+        shown = (f"{model_id} ({alt})" if alt else
+                 model_id + (f" ({programs[model_id]})" if model_id in programs else ""))
         print(f"| {shown} | " + " | ".join(cells) + " |")
     return 0
 
