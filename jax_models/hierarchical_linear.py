@@ -1,3 +1,4 @@
+import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
@@ -11,6 +12,8 @@ def hierarchical_linear(N, J, county, x, y=None):
     with numpyro.plate("counties", J):
         alpha = mu_alpha + sigma_alpha * numpyro.sample("alpha_raw", dist.Normal(0.0, 1.0))
         beta = mu_beta + sigma_beta * numpyro.sample("beta_raw", dist.Normal(0.0, 1.0))
-    index = county - 1  # the data block indexes counties from 1, as Stan does
+    # each home's county's (alpha, beta) in one gather, so one scatter-add in the gradient, not two (the data block
+    # indexes counties from 1, as Stan does)
+    coefficients = jnp.stack([alpha, beta], axis=-1)[county - 1]
     with numpyro.plate("homes", N):
-        numpyro.sample("y", dist.Normal(alpha[index] + beta[index] * x, sigma_y), obs=y)
+        numpyro.sample("y", dist.Normal(coefficients[:, 0] + coefficients[:, 1] * x, sigma_y), obs=y)

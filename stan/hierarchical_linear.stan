@@ -24,5 +24,5 @@ model {
   sigma_beta ~ std_normal();
   beta_raw ~ std_normal();
   sigma_y ~ std_normal();
-  y ~ normal(alpha[county] + beta[county] .* x, sigma_y);
+  y ~ normal(fma(beta[county], x, alpha[county]), sigma_y);  // alpha[county] + beta[county] .* x, fused
 }

@@ -3,7 +3,7 @@ functions {
   real partial_sum_lpdf(array[] real y_slice, int start, int end, array[] int county, vector x,
                         vector alpha, vector beta, real sigma_y) {
     array[end - start + 1] int c = county[start:end];
-    return normal_lupdf(y_slice | alpha[c] + beta[c] .* x[start:end], sigma_y);
+    return normal_lupdf(y_slice | fma(beta[c], x[start:end], alpha[c]), sigma_y);  // alpha[c] + beta[c] .* x, fused
   }
 }
 data {
