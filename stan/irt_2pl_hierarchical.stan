@@ -3,9 +3,6 @@ data {
   int<lower=1> J;  // students
   array[I, J] int<lower=0, upper=1> y;  // 1 when student j answered item i correctly
 }
-transformed data {
-  array[I * J] int y_flat = to_array_1d(y);  // row-major: item by item
-}
 parameters {
   vector[J] theta;  // abilities; their unit scale identifies the model
   real mu_b;
@@ -23,6 +20,12 @@ model {
   b_raw ~ std_normal();
   sigma_a ~ std_normal();
   a_raw ~ std_normal();
-  // J x I logits a[i] * (theta[j] - b[i]); column-major flattening is y_flat's row-major order
-  y_flat ~ bernoulli_logit(to_vector(theta * a' - rep_matrix((a .* b)', J)));
+  {
+    // item i's logits a[i] * (theta[j] - b[i]) = -a[i] * b[i] + theta[j] * a[i]: a GLM with the abilities as its
+    // one covariate, whose gradient the GLM computes in one pass, with no J x I matrix of logits built
+    matrix[J, 1] abilities = to_matrix(theta);
+    for (i in 1:I) {
+      y[i] ~ bernoulli_logit_glm(abilities, -a[i] * b[i], a[i:i]);
+    }
+  }
 }

@@ -1,11 +1,13 @@
 functions {
   // Log likelihood of items start..end; reduce_sum hands over y[start:end] as y_slice.
-  real partial_sum_lpmf(array[,] int y_slice, int start, int end, vector theta, vector a, vector b) {
-    vector[end - start + 1] a_slice = a[start:end];
-    // The slice's J x (end - start + 1) logits a[i] * theta[j] - a[i] * b[i], as in the serial program. Their
-    // column-major flattening runs student by student within each item: the row-major order of y_slice.
-    return bernoulli_logit_lupmf(to_array_1d(y_slice)
-                                 | to_vector(theta * a_slice' - rep_matrix((a_slice .* b[start:end])', rows(theta))));
+  real partial_sum_lpmf(array[,] int y_slice, int start, int end, matrix abilities, vector a, vector b) {
+    // Item i's logits -a[i] * b[i] + theta[j] * a[i]: a GLM with the abilities as its one covariate, as in the
+    // serial program.
+    real lp = 0;
+    for (i in start:end) {
+      lp += bernoulli_logit_glm_lupmf(y_slice[i - start + 1] | abilities, -a[i] * b[i], a[i:i]);
+    }
+    return lp;
   }
 }
 data {
@@ -33,5 +35,5 @@ model {
   sigma_a ~ std_normal();
   a_raw ~ std_normal();
   // _lupmf: drop constants, like the serial program's `~`.
-  target += reduce_sum(partial_sum_lupmf, y, grainsize, theta, a, b);
+  target += reduce_sum(partial_sum_lupmf, y, grainsize, to_matrix(theta), a, b);
 }
