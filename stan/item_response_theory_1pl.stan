@@ -24,8 +24,12 @@ model {
   centered_ability_deviation ~ std_normal();
   question_difficulty_mean ~ normal(0, inv_sqrt(Q));
   question_difficulty_deviation ~ std_normal();
-  correct ~ bernoulli_logit(mean_student_ability + centered_ability_mean - question_difficulty_mean
-                            + centered_ability_deviation[student] - question_difficulty_deviation[question]);
+  {
+    // the scalars folded into the S abilities once, so one subtraction an answer
+    vector[S] ability = (mean_student_ability + centered_ability_mean - question_difficulty_mean)
+                        + centered_ability_deviation;
+    correct ~ bernoulli_logit(ability[student] - question_difficulty_deviation[question]);
+  }
 }
 generated quantities {
   // the target's own parameters
