@@ -7,6 +7,9 @@ data {
   array[N_labelled] int<lower=1, upper=K> z_labelled;
   vector[K] labelled_centre;  // each component's labelled observations' mean (0 where it has none)
 }
+transformed data {
+  matrix[N, 3] powers = append_col(append_col(square(y), y), rep_vector(1, N));  // [y^2, y, 1]
+}
 parameters {
   simplex[K] w;  // mixing weights
   vector[K] mu_offset;  // locations measured from the labelled centres (unit Jacobian: a shift)
@@ -16,10 +19,12 @@ transformed parameters {
   vector[K] mu = labelled_centre + mu_offset;  // locations (the labelled observations identify the components)
 }
 model {
-  matrix[N, K] log_terms;  // log w[k] + log normal(y[n] | mu[k], sigma[k]), one column per component
-  for (k in 1:K) {
-    log_terms[:, k] = log(w[k]) - log(sigma[k]) - 0.5 * square((y - mu[k]) / sigma[k]);
-  }
+  // log w[k] + log normal(y[n] | mu[k], sigma[k]) (less its constant), the square expanded:
+  // -y^2 / (2 sigma^2) + y mu / sigma^2 + log w - log sigma - mu^2 / (2 sigma^2), so all N x K terms come from one
+  // product of the data's [y^2, y, 1] (N x 3) and 3 x K coefficients: no N-sized operation per component
+  vector[K] precision = inv_square(sigma);
+  matrix[N, K] log_terms = powers * append_row(append_row(-0.5 * precision', (mu .* precision)'),
+                                               (log(w) - log(sigma) - 0.5 * square(mu) .* precision)');
   w ~ dirichlet(rep_vector(4, K));
   mu_offset ~ normal(-labelled_centre, 5);  // mu ~ normal(0, 5)
   sigma ~ lognormal(0, 1);
