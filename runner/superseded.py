@@ -3,7 +3,8 @@ never edited or deleted, and left out of every answer (the report's ratios and c
 
 An entry is ``[[superseded]]`` with ``why``, ``fixed_by`` (the commit that fixed it) and a selector: either
 ``campaigns`` (campaign ids, or campaign folders under ``results/``, whose records' campaign ids are read),
-optionally narrowed by ``engines`` and ``models``; or ``rule``, one of :data:`RULES`, for a bug no campaign list
+optionally narrowed by ``engines``, ``models`` and ``commits`` (the commits the records were made at, as prefixes:
+a campaign grown with ``--resume`` across a fix); or ``rule``, one of :data:`RULES`, for a bug no campaign list
 states as well (every run of a kind recorded before a field existed).
 """
 
@@ -26,7 +27,7 @@ RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
     "isa-unrecorded-stan": ("every Stan run whose record names no instruction set",
                             lambda r: r.engine == "stan" and r.isa == ""),
 }
-KEYS = {"why", "fixed_by", "campaigns", "engines", "models", "rule"}
+KEYS = {"why", "fixed_by", "campaigns", "engines", "models", "commits", "rule"}
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,15 @@ class Entry:
     campaigns: frozenset[str] = frozenset()  # campaign ids (folders resolved)
     engines: frozenset[str] = frozenset()  # empty: every engine
     models: frozenset[str] = frozenset()  # empty: every model
+    commits: frozenset[str] = frozenset()  # prefixes of the commits the records were made at; empty: every commit
 
     def covers(self, record: RunRecord) -> bool:
         if self.rule:
             return RULES[self.rule][1](record)
         return (record.campaign_id in self.campaigns and (not self.engines or record.engine in self.engines)
-                and (not self.models or record.model_id in self.models))
+                and (not self.models or record.model_id in self.models)
+                and (not self.commits or any((record.provenance.git_commit or "").startswith(c)
+                                             for c in self.commits)))
 
 
 def strings(value, what: str) -> list[str]:
@@ -82,16 +86,20 @@ def entry(table, results: Path) -> Entry:
     if "rule" in table:
         if table["rule"] not in RULES:
             raise ValueError(f"unknown rule {table['rule']!r} (known: {', '.join(RULES)})")
-        if {"engines", "models"} & set(table):
-            raise ValueError("a rule takes no engines or models")
+        if {"engines", "models", "commits"} & set(table):
+            raise ValueError("a rule takes no engines, models or commits")
         return Entry(table["why"], table["fixed_by"], RULES[table["rule"]][0], rule=table["rule"])
     names = strings(table["campaigns"], "campaigns")
     engines = strings(table["engines"], "engines") if "engines" in table else []
     model_ids = strings(table["models"], "models") if "models" in table else []
+    commits = strings(table["commits"], "commits") if "commits" in table else []
+    if any(len(c) < 7 or not all(ch in "0123456789abcdef" for ch in c) for c in commits):
+        raise ValueError("commits must be commit hashes (7 or more lower-case hex digits)")
     selector = f"campaigns {', '.join(names)}" + "".join(
-        f"; {what} {', '.join(values)}" for what, values in (("engines", engines), ("models", model_ids)) if values)
+        f"; {what} {', '.join(values)}"
+        for what, values in (("engines", engines), ("models", model_ids), ("made at commits", commits)) if values)
     return Entry(table["why"], table["fixed_by"], selector, campaigns=campaign_ids(names, results),
-                 engines=frozenset(engines), models=frozenset(model_ids))
+                 engines=frozenset(engines), models=frozenset(model_ids), commits=frozenset(commits))
 
 
 @cache

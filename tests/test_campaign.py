@@ -81,6 +81,29 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
 
 
+
+def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monkeypatch):
+    """A record results/SUPERSEDED covers is not done (here the committed rule for a Stan run naming no ISA): a
+    campaign grown with --resume across a fix measures it again; its clean partner stays done."""
+    from msgspec.structs import replace
+
+    from runner.cli import build_parser
+    from runner.commands.run import done_keys, plan
+
+    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
+                                           "--engines", "stan", "numpyro"]))
+    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir: _outcome(False))
+    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    campaign.run_campaign(jobs, tmp_path, 60, [], reruns=2)
+    made = records.read(tmp_path / records.RESULTS_FILE)
+    assert done_keys(tmp_path, clean=True) == {j.key() for j in jobs}
+    older = tmp_path / "older"
+    older.mkdir()
+    for r in made:
+        records.append(older / records.RESULTS_FILE, replace(r, isa="") if r.engine == "stan" else r)
+    assert done_keys(older, clean=True) == {j.key() for j in jobs if j.engine == "numpyro"}
+    assert done_keys(older) == {j.key() for j in jobs if j.engine == "numpyro"}  # with --reruns 0 as well
+
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
     said = []
     busy = iter([1.5, 1.0, 0.1])

@@ -42,6 +42,18 @@ models = ["{model_id}"]
     assert superseded.reason(replace(covered[0], campaign_id="another"), entries) is None
 
 
+
+def test_commits_narrow_an_entry_to_the_records_made_at_them(tmp_path, runs):
+    """A campaign grown with --resume across a fix: only its records made before the fix are superseded."""
+    campaign, made_at = runs[0].campaign_id, runs[0].provenance.git_commit
+    assert made_at and len(made_at) == 40
+    [entry] = load(tmp_path, f'[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["{campaign}"]\n'
+                             f'commits = ["{made_at[:7]}"]\n')
+    assert entry.covers(runs[0]) and entry.selector == f"campaigns {campaign}; made at commits {made_at[:7]}"
+    later = replace(runs[0], provenance=replace(runs[0].provenance, git_commit="f" * 40))
+    assert not entry.covers(later)
+    assert not entry.covers(replace(runs[0], provenance=replace(runs[0].provenance, git_commit=None)))
+
 def test_a_campaign_folder_stands_for_its_records_campaign_ids(tmp_path, runs):
     folder = tmp_path / "machine" / "campaign"
     folder.mkdir(parents=True)
@@ -81,6 +93,9 @@ def test_the_committed_file_supersedes_the_gp_runs_made_before_the_openblas_fix(
     ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = []\n', "campaigns must be a non-empty list"),
     ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\nengine = ["stan"]\n', "unknown key(s) engine"),
     ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "no-such-rule"\n', "unknown rule 'no-such-rule'"),
+    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\ncommits = ["HEAD"]\n', "commits must be commit"),
+    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "isa-unrecorded-stan"\ncommits = ["abcdef0"]\n',
+     "a rule takes no engines, models or commits"),
     ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["m/missing"]\n', "campaign folder 'm/missing' holds no"),
     ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\n[[superseded]]\nwhy = ""\nfixed_by = "f"\n'
      'campaigns = ["c"]\n', "entry 2: needs why"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import models
 from models import ROOT, UsageError
-from runner import records, static_checks
+from runner import records, static_checks, superseded
 from runner.campaign import interrupted, run_campaign
 from runner.config import (CHAIN_METHODS, DEVICES, ISAS, MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig,
                            RunKey, campaign_entropy)
@@ -298,11 +298,14 @@ def check_gpu_visible(asked: str = "--device gpu") -> None:
 
 
 def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
-    """The runs ``out`` already holds an ok record of (``--resume`` skips them); with ``clean``, only those
-    measured on a quiet machine: a loaded run is done again, as a campaign with reruns does at once."""
+    """The runs ``out`` already holds an ok record of (``--resume`` skips them), less any a known bug superseded
+    (results/SUPERSEDED: they are measured again); with ``clean``, only those measured on a quiet machine: a loaded
+    run is done again, as a campaign with reruns does at once."""
     if not (out / records.RESULTS_FILE).exists():
         return set()
-    return records.done([r for r in records.read(out / records.RESULTS_FILE) if r.clean or not clean])
+    entries = superseded.load()
+    return records.done([r for r in records.read(out / records.RESULTS_FILE)
+                         if (r.clean or not clean) and not superseded.reason(r, entries)])
 
 
 def campaign_to_resume(out: Path) -> str | None:
