@@ -98,6 +98,8 @@ class ModelSpec:
     generate: Callable[..., dict]
     # What dominates a gradient's cost (the report groups and describes models by it).
     regime: str = ""
+    # A short name for prose and figures ("Hierarchical IRT 2PL"); the id stays the key. "": the id is shown.
+    title: str = ""
     # Parameters whose unconstraining transform differs between Stan and NumPyro (e.g. Stan's simplex is
     # ILR-based, NumPyro's is stick-breaking): the density check then compares log densities, not gradients.
     different_transforms: tuple[str, ...] = ()

@@ -37,6 +37,7 @@ def generate(seed: int, N: int, D: int) -> dict:
 
 SPEC = ModelSpec(
     id="covtype_synth-logistic_regression",
+    title="Logistic regression (covertype-like)",
     description="Logistic regression, normal priors, standardised covertype-like features (Stan: bernoulli_logit_glm).",
     regime="data-parallel likelihood: one matrix-vector product per gradient",
     parameters=(Parameter("alpha"), Parameter("beta", ("D",))),

@@ -21,6 +21,7 @@ def generate(seed: int) -> dict:
 
 SPEC = ModelSpec(
     id="eight_schools-eight_schools_noncentered",
+    title="Eight schools, non-centred",
     description="Eight schools, non-centred hierarchical normal model (8 observations, 10 parameters).",
     regime="tiny model: per-call and JIT overhead dominate",
     parameters=(Parameter("mu"), Parameter("tau"), Parameter("theta_tilde", ("J",))),

@@ -17,6 +17,7 @@ def generate(seed: int, N: int) -> dict:
 
 SPEC = ModelSpec(
     id="gp_synth-gp_regression",
+    title="GP regression",
     description="GP regression, marginal likelihood through a Cholesky factor; length scale, amplitude, noise.",
     regime="dense linear algebra: O(N^3) Cholesky per gradient",
     parameters=(Parameter("rho"), Parameter("alpha"), Parameter("sigma")),

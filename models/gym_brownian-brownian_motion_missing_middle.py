@@ -46,6 +46,7 @@ def ground_truth(size: str) -> dict:
 
 SPEC = ModelSpec(
     id=ID,
+    title="Brownian motion, missing middle (gym)",
     description="Brownian motion, 30 steps, middle 10 unobserved, known noise scales (inference-gym); its ground "
                 "truth as reference.",
     regime="tiny model: per-call and JIT overhead dominate",

@@ -28,6 +28,7 @@ def ground_truth(size: str) -> dict:
 
 SPEC = ModelSpec(
     id=ID,
+    title="Eight schools, centred (gym)",
     description="Eight schools, inference-gym's centred model with a log-scale prior; its ground truth as reference.",
     regime="tiny model: per-call and JIT overhead dominate",
     parameters=(Parameter("avg_effect"), Parameter("log_stddev"), Parameter("school_effects", ("J",))),

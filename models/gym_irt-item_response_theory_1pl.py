@@ -78,6 +78,7 @@ def ground_truth(size: str) -> dict | None:
 
 SPEC = ModelSpec(
     id=ID,
+    title="IRT 1PL (gym)",
     description="1PL item-response model, inference-gym's synthetic target (400 students, 100 questions); "
                 "its ground truth as reference.",
     regime="gather-heavy likelihood: 30012 answers indexing 500 abilities and difficulties",

@@ -77,6 +77,7 @@ def ground_truth(size: str) -> dict | None:
 
 SPEC = ModelSpec(
     id=ID,
+    title="S&P 500 volatility (gym)",
     description="Stochastic volatility of S&P 500 returns (inference-gym), T = 100 or 2516: non-centred AR(1) log "
                 "volatility from its first state; the package's ground truth as reference.",
     regime="latent series: T AR(1) states built by a sequential recursion, one observation each",

@@ -20,6 +20,7 @@ def generate(seed: int, I: int, J: int) -> dict:
 
 SPEC = ModelSpec(
     id="irt_synth-irt_2pl_hierarchical",
+    title="Hierarchical IRT 2PL",
     description="Hierarchical 2PL item-response model, non-centred item parameters, abilities ~ normal(0, 1).",
     regime="funnel-prone hierarchy with ~1000 parameters at default size (I x J likelihood terms)",
     parameters=(Parameter("theta", ("J",)), Parameter("mu_b"), Parameter("sigma_b"), Parameter("b_raw", ("I",)),

@@ -52,6 +52,7 @@ def generate(seed: int, N: int) -> dict:
 
 SPEC = ModelSpec(
     id="mixture_synth-gaussian_mixture",
+    title="Gaussian mixture",
     description="Gaussian mixture with the component labels summed out; a labelled twentieth of the data "
                 "identifies the components (locations sampled from their labelled centres).",
     regime="marginalised discrete latents: N x K log-sum-exp terms per gradient",

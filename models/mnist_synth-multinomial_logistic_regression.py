@@ -19,6 +19,7 @@ def generate(seed: int, N: int, D: int, K: int) -> dict:
 
 SPEC = ModelSpec(
     id="mnist_synth-multinomial_logistic_regression",
+    title="Softmax regression (MNIST-like)",
     description="Softmax regression, one intercept and one coefficient column per class, normal(0, 1) priors.",
     regime="wide dense GLM: an N x D by D x K matrix product per gradient, D x K coefficients",
     parameters=(Parameter("alpha", ("K",)), Parameter("beta", ("D", "K"))),

@@ -47,6 +47,7 @@ def generate(seed: int, U: int, M: int, K: int) -> dict:
 
 SPEC = ModelSpec(
     id="movielens_synth-matrix_factorization",
+    title="Matrix factorisation (MovieLens-like)",
     description="Bernoulli matrix factorisation with genre-structured factors: user tastes per genre, each movie "
                 "loading positively on its known genres only (which fixes rotation, order and sign), plus user "
                 "and movie biases.",

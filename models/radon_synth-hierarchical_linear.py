@@ -21,6 +21,7 @@ def generate(seed: int, N: int, J: int) -> dict:
 
 SPEC = ModelSpec(
     id="radon_synth-hierarchical_linear",
+    title="Radon, multilevel linear",
     description="Multilevel linear regression: county intercepts and floor slopes, non-centred.",
     regime="classic multilevel model: gathers by group index, normal likelihood",
     parameters=(Parameter("mu_alpha"), Parameter("sigma_alpha"), Parameter("alpha_raw", ("J",)),

@@ -24,6 +24,7 @@ def generate(seed: int, T: int) -> dict:
 
 SPEC = ModelSpec(
     id="sv_synth-stochastic_volatility",
+    title="Stochastic volatility",
     description="Stochastic volatility, non-centred AR(1) log-volatility; mean, persistence, innovation scale.",
     regime="sequential: a T-step recursion per gradient (Stan's loop vs a JAX scan)",
     parameters=(Parameter("mu"), Parameter("phi"), Parameter("sigma"), Parameter("h_std", ("T",))),
