@@ -45,7 +45,11 @@ GPU_JAX_ENGINES = tuple(name for name in ENGINE_NAMES if entry(name).family == J
 BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")
 COVTYPE = "covtype_synth-logistic_regression"
 COVTYPE_ROWS = (100_000, 581_012, 1_000_000)
-REPEATS = 3  # enough for an interval; a study's grid points run once, as `stanjax study` runs them
+# Paired blocks of the headline units (a: the quick models, b: the rest at default): 5, the fewest whose
+# order-statistic interval reaches 90 % (reports.stats.MIN_BLOCKS), as the quick and full suites run. The extras
+# (f: float64, g: BlackJAX) run 3, labelled "insufficient data" in the report; a study's grid points run once, as
+# `stanjax study` runs them.
+HEADLINE_BLOCKS, EXTRA_BLOCKS = 5, 3
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000
 
 PHASES = {
@@ -187,9 +191,9 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
 
     for model_id in QUICK_MODELS:
         unit("a", f"{model_id} default", _jobs(models.get(model_id), default, {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR},
-                                              REPEATS, entropy, cores, gpu_cores))
+                                              HEADLINE_BLOCKS, entropy, cores, gpu_cores))
     for spec in others:
-        unit("b", f"{spec.id} default", _jobs(spec, default, both, REPEATS, entropy, cores, gpu_cores))
+        unit("b", f"{spec.id} default", _jobs(spec, default, both, HEADLINE_BLOCKS, entropy, cores, gpu_cores))
     study_warmup, study_draws = ITERATIONS["gpu"]
     growing = [spec.id for spec in data_size.models() if spec.id != COVTYPE]
     for phase, model_ids, grid in (("c", [COVTYPE], COVTYPE_ROWS), ("d", growing, data_size.grids["gpu"])):
@@ -211,10 +215,10 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
                 for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))]
         found.append(Unit("e", f"random-walk Metropolis {chains} chains", rwmh))
     for model_id in QUICK_MODELS:
-        unit("f", f"{model_id} default float64", _jobs(models.get(model_id), default, {"gpu": ("numpyro",)}, REPEATS,
-                                                       entropy, cores, gpu_cores, x64=True))
+        unit("f", f"{model_id} default float64", _jobs(models.get(model_id), default, {"gpu": ("numpyro",)},
+                                                       EXTRA_BLOCKS, entropy, cores, gpu_cores, x64=True))
     for spec in others:
-        unit("g", f"{spec.id} default BlackJAX", _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, REPEATS, entropy,
+        unit("g", f"{spec.id} default BlackJAX", _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy,
                                                        cores, gpu_cores))
     return found
 

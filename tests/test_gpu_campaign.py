@@ -82,7 +82,7 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
         assert item.job is None or (item.job.device == "cpu" and (item.job.first_core, item.job.cores) == (2, 14))
     first = [item.job.engine for item in plan.units[0].items if item.lane == "cpu"]
     # one at a time, block by block, the order alternating from block to block
-    assert first == ["stan", "numpyro", "numpyro", "stan", "stan", "numpyro"]
+    assert first == ["stan", "numpyro", "numpyro", "stan"] * 2 + ["stan", "numpyro"]  # 5 blocks
     assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == \
         {"numpyro", "blackjax_nuts", "blackjax_chees"}
 
@@ -91,6 +91,9 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     assert len(everything.units) == len(units(16, 2, 1, Constant(20.0)))
     too_long = [what for what, why in everything.left_out if "longer than one step" in why]
     assert too_long and all("stan-cpu" in what and "N=1000000" in what for what in too_long)
+    # the headline units run 5 paired blocks (an interval and a verdict), the extras 3 (labelled insufficient)
+    blocks = {u.phase: {i.job.block for i in u.items} for u in everything.units if u.phase in "abfg"}
+    assert blocks == {"a": set(range(5)), "b": set(range(5)), "f": set(range(3)), "g": set(range(3))}
     float64 = [i.job for u in everything.units if u.phase == "f" for i in u.items]
     assert float64 and all(job.placement.precision == "float64" and job.device == "gpu" for job in float64)
     chains = [i.job for u in everything.units if u.phase == "e" for i in u.items if i.job]
