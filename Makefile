@@ -47,8 +47,10 @@ browser:
 	  { test "$$(id -u)" = 0 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    chromium chromium-driver >/dev/null; } || echo "make: no chromium/chromedriver: the browser test will skip" >&2
 
-# Regenerate the committed rendering of results/ (results/report/index.html + README.md) from its records.
+# Regenerate the committed rendering of results/ (results/report/: index.html, figures.html, models/, README.md)
+# from its records; pages of models no longer in the records are removed with the folder first.
 results-report: $(INSTALLED)
+	rm -rf results/report/models
 	$(BIN)/stanjax report results -o results/report --records-in-place
 
 # Build the CPU Docker image and run the tiny suite in it (not part of `make test`: minutes, needs docker).

@@ -1,7 +1,8 @@
 """The answer first: for each pairing the report answers (``headline.PAIRINGS``), a regime map (models grouped by
 regime, against machine and size) whose every cell is a ratio with its interval or says why there is none; the
-summary box's sentences per machine; where each ratio comes from (ESS per gradient, gradients per second, the
-share of the run spent sampling); and the resources each engine setup had.
+first screen (``overview``): per pairing the sentence that answers and, per model, every ratio with its
+qualifiers; where each ratio comes from (ESS per gradient, gradients per second, the share of the run spent
+sampling); and the resources each engine setup had.
 
 A cell is "measured" (a ratio from at least ``stats.MIN_BLOCKS`` paired blocks of one campaign, not tiny data),
 "insufficient data" (a ratio, but from fewer blocks or from tiny data), "invalid" (runs on both sides, none valid
@@ -18,12 +19,11 @@ import pandas as pd
 
 import models
 from reports.headline import PAIRINGS, SETUP, Pairing, answerable, left_out_text, preference
-from reports.numbers import count, interval, number, times
+from reports.numbers import count, interval, times
 from reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
 from runner.engines import STAN
 
 MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
-LEFT_OUT = "left out"  # a "not measured" cell whose side had runs, none of which an answer may use
 FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
 UNREGISTERED = "not in this checkout's model registry"
 
@@ -101,7 +101,7 @@ def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine
             if label is None]
         kinds = [s["label"] for s in setups(every) if any(predicate(s) for _, predicate in missing)]
         dropped = left_out_text(every[every.label.isin(kinds)])
-        return {"state": NOT_MEASURED, "left_out": bool(dropped),
+        return {"state": NOT_MEASURED,
                 "text": f"no {' or '.join(name for name, _ in missing)} run"
                 + (f" an answer may use ({dropped})" if dropped else "")}
     dropped = left_out_text(every[every.label.isin([num, den])])
@@ -121,7 +121,7 @@ def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine
                          if entry["other_pairings"] else "")}
     if ratio.blocks < MIN_BLOCKS:  # no interval at LEVEL: the ratio alone
         reason = f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''}; {MIN_BLOCKS} needed"
-        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{times(ratio.value)}×: {reason}"}
+        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{times(ratio.value)}: {reason}"}
     if size == "tiny":
         return {**out, "state": INSUFFICIENT, "reason": "tiny data", "text": f"{interval(ratio)}: tiny data"}
     return {**out, "state": MEASURED, "text": interval(ratio)}
@@ -183,77 +183,8 @@ def maps(campaign: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
     return [regime_map(campaign, comparisons, pairing) for pairing in PAIRINGS]
 
 
-def listing(cells: list[tuple[str, dict]]) -> str:
-    """Models with their ratios; a ratio without an honest interval is given without one, with its blocks."""
-    return ", ".join(f"{model_id} {c['text']}" if c["state"] != INSUFFICIENT else
-                     f"{model_id} {times(c['ratio'].value)}× ({count(c['ratio'].blocks)} blocks)"
-                     for model_id, c in cells)
 
 
-def summary(campaign: pd.DataFrame, regime_maps: list[dict], machines: list[dict]) -> list[dict]:
-    """Per machine: one sentence per pairing and size (where the GPU beats Stan, where it loses, what could not
-    be said and why), and the valid-run rate of each engine setup. Plain text: the HTML and the Markdown summary
-    print the same sentences."""
-    out = []
-    for slug in sorted({m["slug"] for m in machines}):
-        here = campaign[campaign.machine == slug]
-        if here.empty:
-            continue
-        sentences = []
-        for m in regime_maps:
-            pairing = m["pairing"]
-            columns = [i for i, c in enumerate(m["columns"]) if c["machine"] == slug]
-            if not columns:
-                sentences.append(f"{pairing.title}: no {pairing.numerator_name} and {pairing.denominator_name} "
-                                 "runs of one model on this machine.")
-            for i in columns:
-                sentence = column_sentence(pairing, m["columns"][i]["size"],
-                                           [(row["model_id"], row["cells"][i]) for g in m["groups"]
-                                            for row in g["rows"]])
-                if sentence:
-                    sentences.append(sentence)
-        rates = ", ".join(f"{label} {count(runs.valid.sum())} of {count(len(runs))}"
-                          for label, runs in here.groupby("label", sort=True))
-        out.append({"machine": slug, "hardware": hardware([m for m in machines if m["slug"] == slug]),
-                    "sentences": sentences,
-                    "valid": f"Valid runs (campaigns): {rates}."})
-    return out
-
-
-def column_sentence(pairing: Pairing, size: str, cells: list[tuple[str, dict]]) -> str | None:
-    """What one column of a regime map says, as one sentence; None when it says nothing (no runs at all)."""
-    by_state: dict[str, list] = {}
-    for model_id, c in cells:
-        short = f"fewer than {MIN_BLOCKS} blocks" if c.get("ratio") and c["ratio"].blocks < MIN_BLOCKS \
-            else c.get("reason")
-        key = {MEASURED: c.get("direction"), INSUFFICIENT: f"insufficient data ({short})"}.get(c["state"], c["state"])
-        by_state.setdefault(LEFT_OUT if c.get("left_out") else key, []).append((model_id, c))
-    if not (set(by_state) - {NOT_MEASURED}):
-        return None
-    labels = "".join(sorted({f"{c['numerator']} ÷ {c['denominator']}, " for _, c in cells if "numerator" in c}))
-    verbs = {FASTER: f"{pairing.numerator_name} faster on", SLOWER: f"{pairing.numerator_name} slower on",
-             UNCLEAR: "no clear difference on"}
-    parts = [f"{verbs.get(key, key + ' on')} {listing(found)}" for key, found in sorted(
-        by_state.items(), key=lambda item: list(verbs).index(item[0]) if item[0] in verbs else len(verbs))
-        if key not in (INVALID, NOT_MEASURED, LEFT_OUT)]
-    if LEFT_OUT in by_state:
-        parts.append("no ratio, every run of a side left out of answers, on " + ", ".join(
-            model_id for model_id, _ in by_state[LEFT_OUT]))
-    if INVALID in by_state:
-        parts.append("invalid runs, so no ratio, on " + "; ".join(
-            f"{model_id} ({c['text']})" for model_id, c in by_state[INVALID]))
-    not_measured = len(by_state.get(NOT_MEASURED, []))
-    return (f"{pairing.title} at size {size} ({labels}ESS/s, compile excluded): "
-            + "; ".join(parts) + (f"; {not_measured} other model(s) not measured." if not_measured else "."))
-
-
-def hardware(machines: list[dict]) -> str:
-    """One machine (the records of one slug) in words: its CPU, cores and the cores runs were pinned to, its GPU."""
-    first = machines[0]
-    pinned = sorted({m["cores_usable"] for m in machines if m.get("cores_usable")} - {first.get("cores")})
-    gpus = "; ".join(sorted({g.split(",")[0] for m in machines for g in m.get("gpu") or []})) or "no GPU"
-    return f"{first.get('cpu') or 'unknown CPU'}, {number(first.get('cores'))} cores" + (
-        f" (runs pinned to {' or '.join(map(str, pinned))} of them)" if pinned else "") + f"; {gpus}"
 
 
 def factors(runs: pd.DataFrame) -> dict:
@@ -314,7 +245,9 @@ def resources(runs: pd.DataFrame) -> list[dict]:
     """Per machine and engine label, what its runs had (every distinct value where runs differ): the fairness
     table."""
     frame = runs.assign(
-        precision_shown=[precision + (f" (matmuls: {matmul})" if matmul else " (matmuls: JAX's default, TF32)"
+        # a record without matmul_precision (NaN in the frame) on a GPU ran JAX's default, TF32
+        precision_shown=[precision + (f" (matmuls: {matmul})" if isinstance(matmul, str) and matmul
+                                      else " (matmuls: JAX's default, TF32)"
                                       if device == "gpu" and precision == "float32" else "")
                          for precision, matmul, device in zip(runs.precision, runs.matmul_precision, runs.device)],
         cores_shown=[cores_text(*row) for row in zip(runs.cores, runs.cores_usable, runs.machine_cores)],
@@ -329,3 +262,101 @@ def resources(runs: pd.DataFrame) -> list[dict]:
             values[column] = ", ".join(distinct) or "–"
         out.append({"machine": machine, "label": label, "runs": len(group), **values})
     return out
+
+
+def title_of(model_id: str) -> str:
+    """A model's short title for prose and figures (its spec's), else its id."""
+    spec = models.registry().get(model_id)
+    return spec.title if spec and spec.title else model_id
+
+
+def side_text(runs: pd.DataFrame) -> str:
+    """What one side of a ratio had, read from its runs: "NumPyro-GPU-tf32: float32 with TF32 matrix products,
+    4 chains vectorized, on the GPU", "Stan-CPU: float64, 4 chains parallel on 2 cores (pinned by the runner)"."""
+    r = runs.iloc[0]
+    precision = r.precision
+    if r.device == "gpu" and r.precision == "float32":
+        full = r.matmul_precision in ("highest", "float32")  # as engines.label reads it
+        precision += " with full float32 matrix products" if full else " with TF32 matrix products (JAX's default)"
+    threads = (f", {count(r.threads_per_chain)} threads a chain" if r.family == STAN and r.threads_per_chain > 1
+               else "")
+    where = "on the GPU" if r.device == "gpu" else f"cores: {cores_text(r.cores, r.cores_usable, r.machine_cores)}"
+    return f"{r.label}: {precision}, {count(r.chains)} chains {r.chain_method}{threads}, {where}"
+
+
+def qualifiers(campaign: pd.DataFrame, c: dict) -> str:
+    """Everything a ratio cell's number rests on, in one line: machine, size, blocks, and what each side had."""
+    runs = campaign[campaign.run_id.isin([*c["entry"]["run_ids"][0], *c["entry"]["run_ids"][1]])]
+    sides = "; ".join(side_text(runs[runs.label == label]) for label in (c["numerator"], c["denominator"]))
+    blocks = c["ratio"].blocks
+    return (f"{c['machine']}, {c['size']} size, {count(blocks)} paired block{'s' if blocks != 1 else ''}"
+            f"{'' if blocks >= MIN_BLOCKS else f' ({MIN_BLOCKS} needed)'}. {sides}")
+
+
+def why_none(row: dict, columns: list[dict], pairing: Pairing) -> str:
+    """Why a model has no ratio in a pairing: a column's reason other than "no run", with where: invalid runs
+    before runs left out, the default size before others."""
+    said = sorted(((column, c) for column, c in zip(columns, row["cells"]) if c["text"] != "no run"),
+                  key=lambda item: (item[1]["state"] != INVALID, item[0]["size"] != "default"))
+    for column, c in said[:1]:
+        return f"{c['state']}: {c['text']} ({column['machine']}, {column['size']} size)"
+    return f"no {pairing.numerator_name} and {pairing.denominator_name} runs of it in a campaign"
+
+
+def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
+    """The first screen, per pairing: per model (by regime) every ratio it has on any machine and size (measured
+    ones first, the default size first among them; tiny data only where it has nothing else), each with its qualifiers, or why it has none; and the
+    sentence that answers."""
+    out = []
+    for m in regime_maps:
+        rows = []
+        for g in m["groups"]:
+            for row in g["rows"]:
+                cells = [c for c in row["cells"] if "ratio" in c]
+                cells = sorted([c for c in cells if c["size"] != "tiny"] or cells,
+                               key=lambda c: (c["state"] != MEASURED, c["size"] != "default", -c["ratio"].blocks,
+                                              size_order(c["size"]), c["machine"]))
+                rows.append({"model_id": row["model_id"], "title": title_of(row["model_id"]), "regime": g["name"],
+                             "entries": [{**c, "qualifiers": qualifiers(campaign, c)} for c in cells],
+                             "why": "" if cells else why_none(row, m["columns"], m["pairing"])})
+        out.append({"pairing": m["pairing"], "rows": rows,
+                    "sentence": answer_sentence(m["pairing"], rows, campaign)})
+    return out
+
+
+def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) -> str:
+    """The pairing's answer in words: where the numerator is faster, slower or not clearly either (each model's
+    best-evidenced ratio), what has too few blocks, and when nothing answers, what the records hold instead."""
+    firsts = [(r["title"], r["entries"][0]) for r in rows if r["entries"]]
+    measured = [(t, e) for t, e in firsts if e["state"] == MEASURED]
+    thin = [(t, e) for t, e in firsts if e["state"] != MEASURED]
+    name = f"{pairing.numerator_name} against {pairing.denominator_name} (ESS/s per model, compile excluded)"
+    if not measured:
+        kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
+        runs = campaign[campaign.label.isin(kinds)]
+        usable = int(answerable(runs).sum())
+        held = (f"these records hold {count(len(runs))} {pairing.numerator_name} run(s), {count(usable)} of which an "
+                f"answer may use" + (f" ({left_out_text(runs)} left out)" if usable < len(runs) else "")
+                if len(runs) else f"these records hold no {pairing.numerator_name} run")
+        extra = "; ".join(f"{t} {times(e['ratio'].value)} ({no_verdict(e)})" for t, e in thin)
+        return (f"{name}: not answered yet. No model has {MIN_BLOCKS} clean paired blocks of both; {held}."
+                + (f" No verdict: {extra}." if extra else "") + f" What would answer it: {pairing.measured_by}.")
+    parts = []
+    for direction_name, verb in ((FASTER, f"{pairing.numerator_name} faster"),
+                                 (SLOWER, f"{pairing.numerator_name} slower"), (UNCLEAR, "no clear difference")):
+        found = [(t, e) for t, e in measured if e["direction"] == direction_name]
+        if found:
+            parts.append(f"{verb} on " + ", ".join(
+                f"{t} ({interval(e['ratio'])}, {e['machine']})" for t, e in found))
+    if thin:
+        parts.append("insufficient data on " + ", ".join(f"{t} ({no_verdict(e)})" for t, e in thin))
+    missing = len(rows) - len(firsts)
+    return (f"{name}: " + "; ".join(parts)
+            + (f"; {count(missing)} model(s) not measured." if missing else "."))
+
+
+def no_verdict(c: dict) -> str:
+    """Why a ratio gives no verdict: "2 blocks; 5 needed", "tiny data", or both."""
+    blocks = c["ratio"].blocks
+    return "; ".join([f"{count(blocks)} block{'s' if blocks > 1 else ''}; {MIN_BLOCKS} needed"] * (blocks < MIN_BLOCKS)
+                     + ["tiny data"] * (c["size"] == "tiny"))

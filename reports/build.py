@@ -1,12 +1,16 @@
-"""Turn result records into one self-contained ``index.html``, a Markdown summary (``README.md``), and the
-raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and
-``records.json.gz`` (every record as read)."""
+"""Turn result records into a report: ``index.html`` (the answer first, then the regime map, claims and pairings;
+small enough to open at once), ``figures.html`` (ESS/s bars and the scaling studies), ``models/<id>.html`` (a
+model's summary, agreement, every run and both sources), a Markdown summary (``README.md``), and the raw material
+beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and
+``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and SVG)."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -21,6 +25,7 @@ from runner import records, references, superseded, validity
 from runner.engines import ENGINES, STAN, family
 from runner.records import RunRecord
 
+ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 # A record's measurement key (its group of repeats) as the columns of the runs table.
 KEYS = records.MEASUREMENT_FIELDS
@@ -143,12 +148,13 @@ def parameter_rows(model_records: list[RunRecord]) -> tuple[list[str], list[dict
 
 
 def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
-    """Per model: its summary rows, every run, the parameter agreement table and both programs' source."""
+    """Per model (every registered one, and any other the records hold): its summary rows, every run, the
+    parameter agreement table and both programs' source."""
     sections = []
     campaign = runs[runs.study == ""]
     registry = models.registry()
-    for model_id, model_runs in campaign.groupby("model_id", sort=True):
-        spec = registry.get(model_id)
+    for model_id in sorted(set(registry) | set(campaign.model_id)):  # a page for every model the index names
+        model_runs, spec = campaign[campaign.model_id == model_id], registry.get(model_id)
         by_size = []
         for size in sorted(model_runs["size"].unique()):
             group = [r for r in all_records if r.model_id == model_id and r.size == size and not r.study]
@@ -156,7 +162,9 @@ def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.Data
             by_size.append({"size": size, "labels": labels, "rows": rows[:PARAMETERS_SHOWN],
                             "more": max(len(rows) - PARAMETERS_SHOWN, 0), "source": source})
         sections.append({
-            "model_id": model_id, "summary": summary[(summary.model_id == model_id) & (summary.study == "")],
+            "model_id": model_id, "title": answer.title_of(model_id),
+            "regime_name": answer.regime_name(spec.regime) if spec and spec.regime else "",
+            "summary": summary[(summary.model_id == model_id) & (summary.study == "")],
             "runs": model_runs, "parameters": by_size,
             "description": spec.description if spec else "", "regime": spec.regime if spec else "",
             "stan_source": spec.stan_file.read_text() if spec else "",
@@ -248,6 +256,14 @@ def provenance_rows(all_records: list[RunRecord]) -> dict:
     }
 
 
+def model_page(model_id: str) -> str:
+    """A model's page, relative to the index: ``models/<id>.html`` for an id fit for a file name, else named by
+    its hash (an id from a record never becomes a path)."""
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]{0,99}", model_id):
+        return f"models/{model_id}.html"
+    return f"models/model-{hashlib.sha256(model_id.encode()).hexdigest()[:12]}.html"
+
+
 def markdown_cell(value):
     """A value as it may stand in a Markdown table: no cell break, no line break (HTML is escaped as well)."""
     return value.replace("|", "\\|").replace("\r", " ").replace("\n", " ") if isinstance(value, str) else value
@@ -263,6 +279,10 @@ def environment(markdown: bool) -> jinja2.Environment:
     env.filters["count"] = numbers.count
     env.filters["measured"] = numbers.measured
     env.filters["times"] = numbers.times
+    env.filters["speed"] = numbers.speed
+    env.filters["span"] = numbers.span
+    env.filters["page"] = model_page
+    env.filters["model_title"] = answer.title_of
     return env
 
 
@@ -307,6 +327,7 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
     summary = summarise(runs)
     comparisons = headline.comparisons(runs)
     regime_maps = answer.maps(campaign, comparisons)
+    overview = answer.overview(campaign, regime_maps)
     claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements)
     provenance = provenance_rows(all_records)
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
@@ -317,7 +338,7 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
     context = {
         "summary": summary, "runs": runs, "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
         "stan_side": stan_side, "claims": claim_rows, "tolerance": claims.TOLERANCE,
-        "maps": regime_maps, "box": answer.summary(campaign, regime_maps, provenance["machines"]),
+        "maps": regime_maps, "overview": overview,
         "why": answer.why(campaign, regime_maps), "factors": answer.FACTORS,
         "resources": answer.resources(campaign), "resource_columns": answer.RESOURCE_COLUMNS,
         "glossary": glossary.TERMS, "provenance": provenance,
@@ -334,21 +355,30 @@ def build(results: Path | list[Path], out_dir: Path, nightly: dict | None = None
             [records.to_builtins(r) for r in as_read] + measurements, indent=1, default=str).encode(), mtime=0))
     (out_dir / "summary.json").write_text(json.dumps(
         {"summary": summary.to_dict(orient="records"), "left_out": left_out, "headline": comparisons,
-         "claims": claim_rows,
+         "claims": claim_rows, "answer": {o["pairing"].key: o["sentence"] for o in overview},
          "regime_maps": [serialisable_map(m) for m in regime_maps]}, indent=1,
         default=lambda o: asdict(o) if is_dataclass(o) else str(o)))
     (out_dir / "README.md").write_text(environment(markdown=True).get_template("summary.md").render(**context),
                                        encoding="utf-8")
-    bars = figures.ess_bars(runs)
-    html = environment(markdown=False).get_template("report.html").render(
+    html = environment(markdown=False)
+    sections = model_sections(all_records, runs, summary)
+    studies = study_figures(runs, measurements, colours)
+    index = out_dir / "index.html"
+    index.write_text(html.get_template("report.html").render(
         **{**context, "comparisons": [{**c, "forest": figures.forest_svg(c)} for c in context["comparisons"]],
            "stan_side": [{**c, "forest": figures.forest_svg(c)} for c in stan_side]},
+        answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
+        models=sections, has_studies=bool(studies),
+        nightly=nightly, history=history_figures(history, colours) if history else []), encoding="utf-8")
+    bars = figures.ess_bars(runs)
+    (out_dir / "figures.html").write_text(html.get_template("figures.html").render(
         bars=[{"machine": machine, "size": size, "svg": figures.bar_chart_svg(panel, colours, machine, size)}
               for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)],
-        models=model_sections(all_records, runs, summary), studies=study_figures(runs, measurements, colours),
-        nightly=nightly, history=history_figures(history, colours) if history else [])
-    index = out_dir / "index.html"
-    index.write_text(html, encoding="utf-8")
+        studies=studies), encoding="utf-8")
+    (out_dir / "models").mkdir(exist_ok=True)
+    for section in sections:
+        (out_dir / model_page(section["model_id"])).write_text(
+            html.get_template("model.html").render(m=section), encoding="utf-8")
     return index
 
 

@@ -1,4 +1,4 @@
-"""Figures as inline SVG (matplotlib, Agg): the report stays one self-contained file.
+"""Figures as inline SVG (matplotlib, Agg): every page of the report stays self-contained.
 
 Every figure names its model and sampler in a title and labels every axis (``svg`` marks both, so the browser
 test can find them); every engine label keeps one colour across the report (``palette``); log axes carry labelled
@@ -19,6 +19,7 @@ import pandas as pd
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
+from reports.answer import title_of  # noqa: E402
 from runner import records  # noqa: E402
 
 # Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext.
@@ -80,16 +81,20 @@ def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, ti
     return svg(fig, title)
 
 
-def svg(fig, title: str) -> str:
+def svg(fig, title: str, legend_below: list | None = None) -> str:
     """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
-    marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test."""
+    marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test; ``legend_below``: handles of
+    a legend under the panels (the saved figure grown to hold it)."""
     fig.suptitle(title, fontsize=9.5).set_gid("figure-title")
     for ax in fig.axes:
         ax.xaxis.label.set_gid("x-label")
         ax.yaxis.label.set_gid("y-label")
     fig.tight_layout()
+    if legend_below:
+        fig.legend(handles=legend_below, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=2, fontsize="x-small",
+                   frameon=False)
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
+    fig.savefig(buffer, format="svg", bbox_inches="tight" if legend_below else None)
     plt.close(fig)
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
@@ -139,6 +144,24 @@ def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -
                     f"{chains} chains)")
 
 
+def ratio_label(value, _=None) -> str:
+    """A tick on a ratio axis as the text writes ratios: "10×", "1×", and below 1 "10× slower", never "0.1×"."""
+    if value <= 0:
+        return ""
+    return f"{round(value):,}×" if value >= 1 else f"{round(1 / value):,}× slower"
+
+
+def ratio_axis(ax) -> None:
+    """A log x axis of ratios, labelled on both sides of 1× (decades; at 2 and 5 too where it spans under two
+    decades)."""
+    ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(ratio_label))
+    ax.xaxis.set_minor_formatter(ticker.FuncFormatter(
+        lambda v, _: ratio_label(v) if f"{v:.1e}"[0] in "25" else "") if high < 100 * low else ticker.NullFormatter())
+    ax.axvline(1, color="grey", lw=0.8)
+
+
 def decade_limits(values) -> tuple[float, float]:
     """Log-axis limits at whole decades around ``values`` and 1, at least 0.1–10: labelled ticks on both sides
     of 1."""
@@ -148,7 +171,7 @@ def decade_limits(values) -> tuple[float, float]:
 
 def forest_svg(comparison: dict) -> str:
     """Per-model ratio with its 90 % interval, compile excluded (●) and included (□), and the geometric mean."""
-    rows = [(m["model_id"], m["warm"], m["cold"]) for m in comparison["models"]]
+    rows = [(title_of(m["model_id"]), m["warm"], m["cold"]) for m in comparison["models"]]
     rows.append((f"geometric mean ({len(comparison['models'])} models)", comparison["warm"], comparison["cold"]))
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(rows)))
     y = np.arange(len(rows))
@@ -162,18 +185,71 @@ def forest_svg(comparison: dict) -> str:
         errors = np.maximum(np.array([[r.value - r.low for _, r in points], [r.high - r.value for _, r in points]]), 0)
         ax.errorbar(values, ys, xerr=errors, fmt=marker, capsize=2, label=name,
                     mfc="white" if marker == "s" else None)
-    ax.axvline(1, color="grey", lw=0.8)
     ax.axhline(len(rows) - 1.5, color="grey", lw=0.5, ls=":")
     ax.set_yticks(y, [r[0] for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(*decade_limits([v for _, w, c in rows for r in (w, c) if r for v in (r.low, r.high)]))
-    log_axes(ax, y=False, suffix="×")
+    ratio_axis(ax)
     ax.set_xlabel(f"{comparison['numerator']} ESS/s ÷ {comparison['denominator']} ESS/s (90 % bootstrap interval)")
     ax.set_ylabel("model")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", which="both", alpha=0.3)
     return svg(fig, f"{comparison['numerator']} ÷ {comparison['denominator']} in ESS/s per model, "
                     f"{comparison['machine']}, size {comparison['size']}")
+
+
+def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
+    """The first screen's figure: one panel per pairing (JAX-GPU, JAX-CPU ÷ Stan-CPU), every model a row, grouped
+    by regime; each ratio a marker per machine and numerator setup, filled with its 90 % interval where it rests
+    on ``min_blocks`` blocks or more, hollow without an interval below that; "no ratio" where there is none."""
+    rows = overview[0]["rows"]
+    keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
+    style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)])
+             for i, key in enumerate(keys)}
+    fig, axes = plt.subplots(1, len(overview), figsize=(9, 1.3 + 0.22 * len(rows)), squeeze=False)
+    breaks = [i for i in range(1, len(rows)) if rows[i]["regime"] != rows[i - 1]["regime"]]
+    for ax, o in zip(axes[0], overview):
+        values = []
+        for y, row in enumerate(o["rows"]):
+            for j, e in enumerate(row["entries"]):
+                marker, colour = style[(e["machine"], e["numerator"])]
+                ratio, at = e["ratio"], y + (j - (len(row["entries"]) - 1) / 2) * 0.2
+                if ratio.blocks >= min_blocks:
+                    ax.errorbar([ratio.value], [at], xerr=[[max(ratio.value - ratio.low, 0)],
+                                                           [max(ratio.high - ratio.value, 0)]],
+                                fmt=marker, color=colour, capsize=2, ms=4)
+                    values += [ratio.low, ratio.high]
+                else:
+                    ax.plot([ratio.value], [at], marker, color=colour, mfc="white", ms=4)
+                    values.append(ratio.value)
+            if not row["entries"]:
+                ax.text(0.02, y, "no ratio", transform=ax.get_yaxis_transform(), fontsize=7, color="grey",
+                        va="center")
+        for b in breaks:
+            ax.axhline(b - 0.5, color="grey", lw=0.5, ls=":")
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlim(*decade_limits(values))
+        ratio_axis(ax)
+        ax.grid(axis="x", which="both", alpha=0.3)
+        pairing = o["pairing"]
+        ax.set_title(f"{pairing.numerator_name} ÷ {pairing.denominator_name}", fontsize=9)
+        ax.set_xlabel(f"{pairing.numerator_name} ESS/s ÷ {pairing.denominator_name} ESS/s")
+        ax.set_ylabel("model, by regime")
+        ax.set_yticks(range(len(rows)))
+        if ax is axes[0][0]:
+            ax.set_yticklabels([r["title"] for r in rows])
+            for first in [0, *breaks]:  # each regime named above its first model
+                regime = rows[first]["regime"]
+                ax.text(0.99, first - 0.42, regime if len(regime) <= 34 else regime[:33] + "…",
+                        transform=ax.get_yaxis_transform(), ha="right",
+                        va="top", fontsize=6.5, style="italic", color="grey")
+        else:
+            ax.tick_params(labelleft=False)
+    handles = [Line2D([], [], ls="", marker=style[key][0], color=style[key][1], label=f"{key[1]} on {key[0]}")
+               for key in keys]
+    handles.append(Line2D([], [], ls="", marker="o", color="grey", mfc="white",
+                          label=f"hollow: fewer than {min_blocks} blocks, no interval"))
+    return svg(fig, title, legend_below=handles)
 
 
 def bandwidth(machine_gpus: list[str]) -> float | None:

@@ -76,14 +76,17 @@ class Pairing:
     denominator_name: str
     numerator: Callable[[dict], bool]
     denominator: Callable[[dict], bool]
+    measured_by: str  # the runs that would answer it, as a command
 
     @property
     def title(self) -> str:
         return f"{self.numerator_name} vs {self.denominator_name}"
 
 
-PAIRINGS = (Pairing("jax-gpu-vs-stan-cpu", "JAX-GPU", "Stan-CPU", is_jax("gpu"), is_stan),
-            Pairing("jax-cpu-vs-stan-cpu", "JAX-CPU", "Stan-CPU", is_jax("cpu"), is_stan))
+PAIRINGS = (Pairing("jax-gpu-vs-stan-cpu", "JAX-GPU", "Stan-CPU", is_jax("gpu"), is_stan,
+                    "stanjax campaign gpu on a machine with a GPU (5 paired blocks a model)"),
+            Pairing("jax-cpu-vs-stan-cpu", "JAX-CPU", "Stan-CPU", is_jax("cpu"), is_stan,
+                    "stanjax run --suite full on a quiet machine (5 paired blocks a model)"))
 
 
 def is_stan_side(comparison: dict) -> bool:

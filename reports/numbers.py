@@ -46,11 +46,36 @@ def count(value) -> str:
     return f"{int(value):,}"
 
 
-def times(value: float) -> str:
-    """A ratio as printed (the caller adds "×"): like every other number, three significant digits."""
-    return number(value)
+def finite(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) and math.isfinite(value)
+
+
+def times(value, slower: str = "slower") -> str:
+    """A ratio with its ×, as a reader takes it in: "3.96×"; below 1 its inverse and the word that turns it,
+    "35.3× slower", never "0.0283×", which hides the order of magnitude. ``slower``: that word where the ratio
+    is not of speeds ("fewer", "lower"). "–" where there is no ratio."""
+    if not finite(value) or value <= 0:
+        return MISSING
+    return f"{number(1 / value)}× {slower}" if value < 1 else f"{number(value)}×"
+
+
+def speed(value) -> str:
+    """A ratio of speeds in a sentence: "3.96× faster", "35.3× slower"."""
+    text = times(value)
+    return text if text == MISSING or value < 1 else f"{text} faster"
+
+
+def span(low, high, slower: str = "slower") -> str:
+    """An interval of ratios: "3.61–4.32×", "30.1–40.2× slower", and across 1 "1.01× slower to 1.42×"."""
+    if not (finite(low) and finite(high)) or low <= 0:
+        return MISSING
+    if low >= 1:
+        return f"{number(low)}–{number(high)}×"
+    if high < 1:
+        return f"{number(1 / high)}–{number(1 / low)}× {slower}"
+    return f"{times(low, slower)} to {times(high, slower)}"
 
 
 def interval(ratio) -> str:
-    """A ratio with its interval: "3.95× (3.61–4.32×)"."""
-    return f"{times(ratio.value)}× ({times(ratio.low)}–{times(ratio.high)}×)"
+    """A ratio with its interval: "3.95× (3.61–4.32×)", "35.3× slower (30.1–40.2× slower)"."""
+    return f"{times(ratio.value)} ({span(ratio.low, ratio.high)})"

@@ -91,8 +91,8 @@ def test_report_renders_from_the_campaign(tiny_campaign):
     _, _, out = tiny_campaign
     html = build(out / "results", out / "report").read_text()
     for model_id in models.registry():
-        assert model_id in html
-    assert "× Stan-CPU" in html or "× NumPyro-CPU" in html
+        assert model_id in html and (out / "report" / "models" / f"{model_id}.html").exists()
+    assert 'id="jax-cpu-vs-stan-cpu-answer"' in html and "JAX-CPU against Stan-CPU (ESS/s per model" in html
 
 
 def test_compile_verb_finds_the_programs_the_campaign_built(tiny_campaign, capsys):

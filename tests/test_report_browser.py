@@ -1,10 +1,14 @@
-"""The report in a real browser: headless Chromium (Debian's ``chromium`` + ``chromium-driver``, which
-``make test`` installs when missing) loads it with no resource fetched, no failed load and no console error; at
-1400 and 800 px it never scrolls sideways and shows the summary box on the first screen; every figure is drawn,
-titled, with labelled axes. The width and first-screen checks run on the committed rendering of results/ too
-(what readers open). Screenshots of the first screen: out/artifacts/report-1400.png and report-800.png (the
-committed report), fixture-report-1400.png and fixture-report-800.png; out/artifacts/report.png is the whole
-fixture page at 1400 px."""
+"""The report in a real browser, as a reader opens it: headless Chromium (Debian's ``chromium`` +
+``chromium-driver``, which ``make test`` installs when missing) loads its pages with no resource fetched, no failed
+load and no console error; every figure is drawn, titled, with labelled axes. At 1400 and 800 px the page never
+scrolls sideways and its first screen holds what a reader needs first: the sentence answering the GPU question
+and the title of the figure that answers it; its text prints no missing value (nan, None, inf) and no ratio
+below 1 (a slower ratio reads "35× slower"). These run on the committed rendering of results/ too (what readers
+open), whose index stays under 400 KB. Screenshots of the first screen: out/artifacts/report-1400.png and
+report-800.png (the committed report), fixture-report-1400.png and fixture-report-800.png; out/artifacts/report.png
+and figures.png are the whole fixture pages at 1400 px."""
+
+import re
 
 import json
 import os
@@ -22,6 +26,16 @@ CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 MISSING = "Chromium or chromedriver not found (Debian: apt-get install chromium chromium-driver)"
 SCREEN_HEIGHT = 900
 COMMITTED = ROOT / "results" / "report" / "index.html"
+PAGE_LIMIT = 400_000  # bytes of the committed index: it opens at once
+# What a reader needs on the first screen: each element's top and bottom, and the viewport's height.
+FIRST_SCREEN = """
+const box = sel => { const e = document.querySelector(sel); if (!e) return null;
+                     const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+return {sentence: box('#jax-gpu-vs-stan-cpu-answer'), title: box('#answer-figure [id="figure-title"]'),
+        height: window.innerHeight, text: document.body.innerText};
+"""
+MISSING_VALUE = re.compile(r"\b(nan|NaN|None|inf)\b")
+RATIO_BELOW_ONE = re.compile(r"(?<![\d.,])0\.\d+×")  # "0.0283×": a ratio below 1 written as such
 
 if not (CHROMIUM and DRIVER) and os.environ.get("STANJAX_REQUIRE_BROWSER"):
     raise RuntimeError(MISSING + "; STANJAX_REQUIRE_BROWSER is set")
@@ -80,12 +94,15 @@ return [...document.querySelectorAll('figure svg')].map(svg => ({
 """
 
 
-def test_the_report_loads_cleanly_and_draws_every_figure_titled_with_labelled_axes(browser, page):
+@pytest.mark.parametrize("name, title, least_figures", [("index.html", "stanjax report", 1),
+                                                        ("figures.html", "stanjax report: figures", 5)])
+def test_the_report_loads_cleanly_and_draws_every_figure_titled_with_labelled_axes(browser, page, name, title,
+                                                                                   least_figures):
     browser.set_window_size(1400, SCREEN_HEIGHT)
-    seen = load(browser, page)
-    assert browser.title == "stanjax report"
+    seen = load(browser, page.parent / name)
+    assert browser.title == title
     assert seen["fetched"] == [] and seen["console"] == []
-    assert len(seen["figure_widths"]) >= 5 and min(seen["figure_widths"]) > 200
+    assert len(seen["figure_widths"]) >= least_figures and min(seen["figure_widths"]) > 200
     figures = browser.execute_script(FIGURE_TEXTS)
     assert len(figures) == len(seen["figure_widths"])
     for figure in figures:
@@ -94,7 +111,16 @@ def test_the_report_loads_cleanly_and_draws_every_figure_titled_with_labelled_ax
     height = browser.execute_script("return document.documentElement.scrollHeight")
     browser.set_window_size(1400, min(height, 12000))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    assert browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    assert browser.save_screenshot(str(ARTIFACTS / ("report.png" if name == "index.html" else "figures.png")))
+
+
+def test_a_model_page_loads_cleanly_and_links_back(browser, page):
+    model_page = sorted((page.parent / "models").glob("*.html"))[0]
+    browser.set_window_size(800, SCREEN_HEIGHT)
+    seen = load(browser, model_page)
+    assert seen["fetched"] == [] and seen["console"] == []
+    assert browser.execute_script("return document.querySelector('a[href=\"../index.html\"]') !== null")
+    assert browser.execute_script("const d = document.documentElement; return d.scrollWidth <= d.clientWidth")
 
 
 @pytest.mark.parametrize("width", [1400, 800])
@@ -105,15 +131,33 @@ def test_no_sideways_scroll_and_the_answer_on_the_first_screen(browser, page, wh
     browser.set_window_size(width, SCREEN_HEIGHT)
     seen = load(browser, page if which == "fixture" else COMMITTED)
     assert seen["fetched"] == [] and seen["console"] == []
-    overflow = browser.execute_script(
-        "const d = document.documentElement; return [d.scrollWidth, d.clientWidth, window.innerHeight, "
-        "document.getElementById('answer').getBoundingClientRect().top]")
-    scroll_width, client_width, inner_height, answer_top = overflow
+    scroll_width, client_width = browser.execute_script(
+        "const d = document.documentElement; return [d.scrollWidth, d.clientWidth]")
     assert scroll_width <= client_width, f"the page scrolls sideways at {width} px: {scroll_width} > {client_width}"
-    assert 0 <= answer_top < inner_height, "the summary box is not on the first screen"
+    first = browser.execute_script(FIRST_SCREEN)
+    for what in ("sentence", "title"):
+        assert first[what] and 0 <= first[what][0] and first[what][1] <= first["height"], (
+            f"the GPU answer's {what} is not on the first screen at {width} px: {first[what]}")
+    assert not MISSING_VALUE.search(first["text"]), MISSING_VALUE.search(first["text"])
+    assert not RATIO_BELOW_ONE.search(first["text"]), RATIO_BELOW_ONE.search(first["text"])
+    if which == "committed":
+        assert COMMITTED.stat().st_size <= PAGE_LIMIT, f"{COMMITTED}: {COMMITTED.stat().st_size:,} bytes"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     name = f"report-{width}.png" if which == "committed" else f"fixture-report-{width}.png"
     assert browser.save_screenshot(str(ARTIFACTS / name))
+
+
+def test_the_first_screen_check_sees_an_answer_pushed_down_a_nan_and_a_ratio_below_one(browser, page, tmp_path):
+    """Planted: a tall block before the answer, a "nan" and a "0.0283×" in the text: each check sees its fault."""
+    html = page.read_text().replace('<section id="answer"', '<div style="height: 2000px">0.0283× nan</div>'
+                                                            '<section id="answer"', 1)
+    planted = page.parent / "planted.html"
+    planted.write_text(html)
+    browser.set_window_size(1400, SCREEN_HEIGHT)
+    load(browser, planted)
+    first = browser.execute_script(FIRST_SCREEN)
+    assert first["sentence"][1] > first["height"] and first["title"][1] > first["height"]
+    assert MISSING_VALUE.search(first["text"]) and RATIO_BELOW_ONE.search(first["text"])
 
 
 def test_the_check_sees_a_failed_load_a_console_error_and_sideways_scroll(browser, tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from reports import claims, stats
-from reports.numbers import count, number
+from reports.numbers import count, interval, number, span, speed, times
 from reports.stats import Ratio
 
 
@@ -114,8 +114,26 @@ def test_forest_plot_ticks_are_labelled_on_both_sides_of_one():
     ratios, geo = stats.block_ratios_with_geomean([[3.0, 3.0], [5.0, 5.8]])
     comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",
                   "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
-    labels = [float(t.replace(",", "")) for t in re.findall(r">([\d.,]+)×</text>", forest_svg(comparison))]
+    ticks = re.findall(r">([\d.,]+)×( slower)?</text>", forest_svg(comparison))
+    labels = [float(t.replace(",", "")) ** (-1 if slower else 1) for t, slower in ticks]
     assert min(labels) < 1 < max(labels), labels
+    assert not re.search(r">0\.[\d]+×", forest_svg(comparison))  # below 1: "10× slower", never "0.1×"
+
+
+@pytest.mark.parametrize(("value", "text", "in_words"), [
+    (3.957, "3.96×", "3.96× faster"), (0.02832, "35.3× slower", "35.3× slower"), (1.0, "1.00×", "1.00× faster"),
+    (float("nan"), "–", "–"), (None, "–", "–"), (float("inf"), "–", "–"),
+])
+def test_a_ratio_below_one_is_written_as_times_slower(value, text, in_words):
+    assert times(value) == text and speed(value) == in_words
+
+
+def test_an_interval_of_ratios_reads_in_one_direction_or_across_one():
+    assert span(3.61, 4.32) == "3.61–4.32×"
+    assert span(1 / 40.2, 1 / 30.1) == "30.1–40.2× slower"
+    assert span(0.994, 1.42) == "1.01× slower to 1.42×"
+    assert interval(stats.Ratio(0.5, 0.25, 0.8, 5)) == "2.00× slower (1.25–4.00× slower)"
+    assert times(0.5, slower="lower") == "2.00× lower"
 
 
 @pytest.mark.parametrize(("value", "digits", "text"), [

@@ -71,7 +71,7 @@ def test_the_isa_rule_covers_stan_runs_that_name_no_isa():
 
 
 def test_the_committed_file_supersedes_the_gp_runs_made_before_the_openblas_fix():
-    """xeon-2core's NumPyro GP runs (OpenBLAS's default threads: NumPyro-CPU ÷ Stan-CPU 0.0986×) are covered;
+    """xeon-2core's NumPyro GP runs (OpenBLAS's default threads: NumPyro-CPU 10.1× slower than Stan-CPU) are covered;
     the EPYC's, made after 634c972, are not (by that entry)."""
     entries = superseded.load()
     [gp] = [e for e in entries if "gp_synth-gp_regression" in e.models]
