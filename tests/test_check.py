@@ -110,15 +110,15 @@ def test_the_examples_data_file_is_its_generators_tiny_data(own_models):
                                                         if k != "K"})),
      "data has no 'K': poisson_regression.stan's data block declares int<lower=1> K, and poisson_regression() "
      "takes it"),
-    (lambda stan, py, data: data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100})),
-     "data key 'offset' is not in poisson_regression.stan's data block (N, K, X, y); nor does poisson_regression() "
-     "take it"),
+    (lambda stan, py, data: (data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100})),
+                             py.write_text(py.read_text().replace("(N, K, X, y=None)", "(N, K, X, offset, y=None)"))),
+     "data key 'offset' is not in poisson_regression.stan's data block (N, K, X, y); poisson_regression() takes it"),
     (lambda stan, py, data: py.write_text(py.read_text().replace("dist.Normal(0.0, 2.5)", "dist.HalfNormal(2.5)")),
      "'alpha': Stan declares real (unconstrained), the NumPyro site's support is lower=0: not the same posterior"),
     (lambda stan, py, data: data.write_text(json.dumps({**json.loads(data.read_text()),
                                                         "y": json.loads(data.read_text())["y"][1:]})),
      "data 'y' has shape (99,), but poisson_regression.stan's array[N] int<lower=0> y has shape (100,)"),
-], ids=["renamed site", "missing data key", "data key not in the data block", "constraint", "data shape"])
+], ids=["renamed site", "missing data key", "data key only NumPyro takes", "constraint", "data shape"])
 def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(plant, message, pair, own_models,
                                                                            monkeypatch, tmp_path, capsys):
     plant(*pair)
@@ -128,6 +128,19 @@ def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(plant, 
     captured = capsys.readouterr()
     assert captured.err == f"stanjax check: error: counts-poisson_regression: {message}\n"
     assert captured.out == "" and not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_data_keys_neither_model_uses_are_ignored_with_a_note(pair, own_models, tmp_path, capsys):
+    """posteriordb's data files carry keys a program does not declare; CmdStan ignores them, and so does check,
+    saying which, and leaves them out of the laid-out data both engines read."""
+    stan, py, data = pair
+    data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100, "source": "posteriordb"}))
+    out = tmp_path / "out"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "static"]) == 0
+    assert ("note: ignored data key(s) offset, source: in neither poisson_regression.stan's data block nor "
+            "poisson_regression()'s arguments (CmdStan ignores them too)") in capsys.readouterr().out
+    laid_out = json.loads((out / "model" / "models" / "counts-poisson_regression.json").read_text())
+    assert sorted(laid_out) == ["K", "N", "X", "y"]
 
 
 def test_every_run_starts_with_the_static_checks(pair, own_models, monkeypatch, tmp_path, capsys):

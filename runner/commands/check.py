@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -38,6 +39,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+import jax_models
 import models
 from models import ModelSpec, UsageError
 from reports.stats import MIN_BLOCKS, Ratio, median_ratio
@@ -106,14 +108,15 @@ def add_parser(verbs) -> None:
 
 # --- what to check -------------------------------------------------------------------------------------------------
 
-def target(args) -> tuple[ModelSpec, str]:
-    """The spec to check and its size preset; a pair of files is laid out as a model folder first."""
+def target(args) -> tuple[ModelSpec, str, list[str]]:
+    """The spec to check, its size preset and the data keys left out of it (``ignored_keys``); a pair of files is
+    laid out as a model folder first."""
     if args.model_dir:
         models.add_model_dir(args.model_dir)
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
             raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
-        return models.get(args.target[0]), args.size
+        return models.get(args.target[0]), args.size, []
     if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
         raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
     stan_file, numpyro_file = map(Path, args.target)
@@ -123,7 +126,8 @@ def target(args) -> tuple[ModelSpec, str]:
         if not path.is_file():
             raise UsageError(f"no such file: {path}")
     spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
-    return lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model"), GIVEN
+    spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model")
+    return spec, GIVEN, ignored
 
 
 def out_dir(args, spec_id: str) -> Path:
@@ -168,9 +172,11 @@ SPEC = ModelSpec(
 '''
 
 
-def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path) -> ModelSpec:
+def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str,
+                 folder: Path) -> tuple[ModelSpec, list[str]]:
     """The pair as a model folder (models/<id>.py and .json, stan/, jax_models/), its parameters (names and shapes
-    on the data) read from the Stan program; the spec, from the registry."""
+    on the data) read from the Stan program; the spec, from the registry, and the data keys its data file leaves
+    out (``ignored_keys``)."""
     data = read_json_data(data_file)
     if folder.exists():
         shutil.rmtree(folder)
@@ -190,7 +196,26 @@ def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: 
         description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
         parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters)))
     models.add_model_dir(folder)
-    return models.get(spec_id)
+    spec = models.get(spec_id)
+    ignored = ignored_keys(data, program, spec)
+    if ignored:
+        given = json.loads(data_file.read_text())
+        (folder / "models" / f"{spec_id}.json").write_text(
+            json.dumps({key: value for key, value in given.items() if key not in ignored}))
+    return spec, ignored
+
+
+def ignored_keys(data: dict, program: static_checks.StanProgram, spec: ModelSpec) -> list[str]:
+    """Data keys that neither the Stan data block declares nor the NumPyro function names as an argument: left out
+    of both, as CmdStan ignores keys its data block does not declare (posteriordb's data files carry such keys). A
+    key the NumPyro function takes but Stan does not declare stays, and the static checks refuse it (the two
+    models would see different data); where the function does not load, none (the static checks say why)."""
+    try:
+        arguments = inspect.signature(jax_models.load(spec.model_name)).parameters
+    except Exception:  # a user's module: the static checks report it in one line
+        return []
+    declared = {d.name for d in program.data}
+    return sorted(key for key in data if key not in declared and key not in arguments)
 
 
 def declared_shape(parameter: static_checks.Declaration, env: dict, stan_file: Path) -> tuple:
@@ -434,13 +459,15 @@ def main(args) -> int:
         raise UsageError(f"--points must be between 2 and 100, got {args.points}")
     console = Console(highlight=False)
     start = time.perf_counter()
-    spec, size = target(args)
+    spec, size, ignored = target(args)
     out = out_dir(args, spec.id)
     data = spec.data(size, args.seed)
     findings = static_checks.require(spec, data)  # problems: one line each, exit 2
     console.print(f"stanjax check [bold]{spec.id}[/bold] (size {size}, seed {args.seed})")
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
-    stages = [{"name": "static", "ok": True, "seconds": time.perf_counter() - start, "notes": findings.notes,
+    notes = ([f"ignored data key(s) {', '.join(ignored)}: in neither {spec.stan_file.name}'s data block nor "
+              f"{spec.model_name}()'s arguments (CmdStan ignores them too)"] if ignored else []) + findings.notes
+    stages = [{"name": "static", "ok": True, "seconds": time.perf_counter() - start, "notes": notes,
                "line": f"data {', '.join(data) or 'none'}; parameters {shapes}"}]
     report = {"spec": spec, "size": size, "seed": args.seed, "stages": stages, "rows": [],
               "records": out / "results.jsonl", "command": command(args)}
