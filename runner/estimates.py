@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 
@@ -12,14 +13,16 @@ from runner.config import Job
 from runner.records import RunRecord
 
 GUESS_S = 180.0  # a run with no earlier record of anything like it
-MEASUREMENT_OVERHEAD_S = 10.0  # a measurement's process start and JAX import, beside its own wall time
+MEASUREMENT_OVERHEAD_S = 10.0
+MAX_POWER = 3.0  # the steepest growth with N a run is scaled by (dense linear algebra); at least in proportion  # a measurement's process start and JAX import, beside its own wall time
 
 
 class Estimator:
     """Seconds a run will take, from earlier ok records: the median worker wall time of the same setup (model,
     engine, device, precision, chain method, chains, data sizes), from ``machine``'s records where it has such
     (a slug: a CPU campaign's own machine), else from machines with a GPU where there are such records; else of another engine on the same device, sizes and chains; else the same setup at the nearest
-    other N, scaled in proportion to N; else any run of the model at these sizes; else a guess. Each estimate
+    other N, scaled by the power of N its runs at the two nearest sizes show (between 1 and MAX_POWER; in proportion
+    from one size); else any run of the model at these sizes; else a guess. Each estimate
     says which."""
 
     def __init__(self, history: list[RunRecord], measurements: list[dict] = (), machine: str | None = None):
@@ -55,10 +58,16 @@ class Estimator:
         by_n = [(f[2][spec.n_key], f) for f in found if f[4] == setup and f[2].get(spec.n_key) and
                 {name: value for name, value in f[2].items() if name != spec.n_key} == rest]
         if by_n:
-            n, nearest = min(by_n, key=lambda pair: abs(pair[0] - sizes[spec.n_key]))
-            walls = [f[1] for m, f in by_n if m == n]
-            return (statistics.median(walls) * sizes[spec.n_key] / n,
-                    f"{len(walls)} run(s) at {spec.n_key}={n} on {nearest[3]}, scaled to {sizes[spec.n_key]}")
+            target = sizes[spec.n_key]
+            medians = {m: statistics.median(f[1] for k, f in by_n if k == m) for m, _ in by_n}
+            n, second = (sorted(medians, key=lambda m: abs(math.log(m / target))) + [None])[:2]
+            power = 1.0
+            if second is not None:  # the cost's power of N between the two nearest sizes run (a GP's Cholesky: 3)
+                power = min(MAX_POWER, max(1.0, math.log(medians[n] / medians[second]) / math.log(n / second)))
+            count, machine = sum(1 for k, _ in by_n if k == n), next(f[3] for k, f in by_n if k == n)
+            return (medians[n] * (target / n) ** power,
+                    f"{count} run(s) at {spec.n_key}={n} on {machine}, scaled to {target} as N^{power:.2g}" +
+                    (f" (the power from the runs at {spec.n_key}={second})" if second is not None else ""))
         elsewhere = [f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id
                      for f in runs if f[2] == sizes]
         if elsewhere:

@@ -104,6 +104,32 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     assert done_keys(older, clean=True) == {j.key() for j in jobs if j.engine == "numpyro"}
     assert done_keys(older) == {j.key() for j in jobs if j.engine == "numpyro"}  # with --reruns 0 as well
 
+def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, capsys):
+    """A campaign's blocks are of one machine: --resume of another machine's campaign folder is one line and exit 2
+    before anything runs (issue 39: a session on an AMD EPYC went on with a Xeon's campaign)."""
+    from msgspec.structs import replace
+
+    from runner.cli import build_parser, main
+    from runner.commands.run import plan
+
+    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
+                                           "--engines", "stan"]))
+    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir: _outcome(False))
+    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    campaign.run_campaign(jobs[:1], tmp_path / "here", 60, [], reruns=0)
+    made = records.read(tmp_path / "here" / records.RESULTS_FILE)
+    machine = made[0].provenance.machine
+    elsewhere = replace(made[0], provenance=replace(made[0].provenance, machine=replace(machine, cpu="AMD EPYC 9999")))
+    assert elsewhere.machine != made[0].machine
+    records.append(tmp_path / "there" / records.RESULTS_FILE, elsewhere)
+    argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--resume"]
+    monkeypatch.setattr(campaign, "run_one", lambda *args: pytest.fail("ran on another machine's campaign"))
+    assert main([*argv, "--out", str(tmp_path / "there")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"is a campaign of {elsewhere.machine} and this machine is {made[0].machine}" in err
+    assert main([*argv, "--out", str(tmp_path / "there"), "--estimate"]) == 2  # no estimate for the wrong machine
+
+
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
     said = []
     busy = iter([1.5, 1.0, 0.1])

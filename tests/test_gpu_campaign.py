@@ -44,6 +44,13 @@ def test_estimates_come_from_the_same_setup_else_say_how_they_were_made(history)
     covtype = [r.wall_s for r in history if r.model_id == COVTYPE and r.engine == "stan" and r.status == "ok"]
     seconds, basis = estimate(Job(COVTYPE, "stan", with_fields(TINY, resize=(("N", n * 3),))))
     assert "scaled" in basis and seconds == pytest.approx(3 * statistics.median(covtype))
+    # Runs at two sizes show how the cost grows: a run 8 times longer at twice N (a Cholesky's N^3) scales as N^3,
+    # not in proportion (issue 39: a GP at N = 500 took 10 minutes a run where N = 100 scaled by 5 said 3.7)
+    at_2n = [replace(r, wall_s=8 * r.wall_s, sizes={**r.sizes, "N": 2 * n}) for r in history
+             if r.model_id == COVTYPE and r.engine == "stan" and r.status == "ok"]
+    seconds, basis = Estimator(history + at_2n)(Job(COVTYPE, "stan", with_fields(TINY, resize=(("N", n * 4),))))
+    assert seconds == pytest.approx(64 * statistics.median(covtype)) and basis.endswith(
+        f"scaled to {4 * n} as N^3 (the power from the runs at N={n})")
 
     assert "other devices or settings" in estimate(Job(EIGHT, "stan", RunConfig(size="tiny", chains=7)))[1]
     assert estimate(Job(COVTYPE, "stan", RunConfig(size="small", chains=7)))[1] == "no earlier run: a guess"

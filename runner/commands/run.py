@@ -309,11 +309,19 @@ def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
 
 
 def campaign_to_resume(out: Path) -> str | None:
-    """The campaign ID of the newest record in ``out``: ``--resume`` goes on with that campaign."""
+    """The campaign ID of the newest record in ``out``: ``--resume`` goes on with that campaign, on the machine that
+    made it (a block pairs runs of one machine, and a campaign's blocks are of one machine): a UsageError on
+    another."""
     if not (out / records.RESULTS_FILE).exists():
         return None
     runs = records.read(out / records.RESULTS_FILE)
-    return max(runs, key=lambda r: r.created).campaign_id if runs else None
+    if not runs:
+        return None
+    newest, here = max(runs, key=lambda r: r.created), records.machine().slug
+    if newest.machine != here:
+        raise UsageError(f"--resume: {out} is a campaign of {newest.machine} and this machine is {here}: resume it "
+                         f"on {newest.machine}, or start this machine's own (--out results/{here}/...)")
+    return newest.campaign_id
 
 
 def main(args) -> int:
@@ -321,6 +329,7 @@ def main(args) -> int:
     if args.shard:
         jobs = shard(jobs, *args.shard)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
+    campaign_id = campaign_to_resume(args.out) if args.resume else None
     if args.resume:
         done = done_keys(args.out, clean=args.reruns > 0)
         left = [j for j in jobs if j.key() not in done]
@@ -338,7 +347,6 @@ def main(args) -> int:
     except OSError as err:
         raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
     written: list[records.RunRecord] = []
-    campaign_id = campaign_to_resume(args.out) if args.resume else None
     try:
         rerun = run_campaign(jobs, args.out, args.timeout, written, reruns=args.reruns,
                              quiet_wait_s=args.quiet_wait, campaign_id=campaign_id)
