@@ -1,7 +1,7 @@
 """Stochastic volatility: latent AR(1) log-volatility behind T daily returns (Stan User's Guide, Kim et al. 1998).
 
 The priors on mu and sigma are normal and half-normal, not the User's Guide's Cauchys: Cauchy prior draws overflow
-exp(h / 2), which breaks prior-predictive checks and the density test's prior points.
+exp(h / 2), which breaks prior-predictive checks (and broke the density test while it drew prior points).
 """
 
 import numpy as np

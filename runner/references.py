@@ -141,3 +141,42 @@ def write(reference: dict, folder: Path = REFERENCES_DIR) -> Path:
     tmp.write_text(json.dumps(reference, indent=1) + "\n")
     tmp.replace(file)
     return file
+
+
+def from_posteriordb(path: Path, names: list[str]) -> dict:
+    """A reference posterior from posteriordb's reference draws (``reference_posteriors/draws/draws/<posterior>.json``,
+    or the ``.json.zip`` posteriordb ships: a list of chains, each {Stan element name: draws}), summarised as this
+    suite's references are (mean, sd and their MCSEs per scalar parameter, over its chains) for those of ``names``
+    it holds (``without``: those it does not, e.g. a parameter a port reparameterised); the file's other quantities
+    are left out. A file that is not such draws, or holds none of ``names``, is a UsageError."""
+    import zipfile
+
+    from models import UsageError
+    from runner.metrics import parameter_table
+
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                members = [m for m in archive.namelist() if m.endswith(".json")]
+                if len(members) != 1:
+                    raise UsageError(f"{path}: expected one .json file in the archive, found {len(members)}")
+                chains = json.loads(archive.read(members[0]))
+        else:
+            chains = json.loads(Path(path).read_text())
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path} is not posteriordb reference draws: {err}") from None
+    if not (isinstance(chains, list) and chains and all(isinstance(chain, dict) for chain in chains)):
+        raise UsageError(f"{path} is not posteriordb reference draws: expected a list of chains, each "
+                         "{parameter: draws}")
+    held = [name for name in names if all(name in chain for chain in chains)]
+    if not held:
+        raise UsageError(f"{path} has no draws of {', '.join(names)} (it has {', '.join(chains[0]) or 'none'})")
+    try:
+        draws = {name: np.array([chain[name] for chain in chains], dtype=np.float64) for name in held}
+    except ValueError as err:  # chains of different lengths, or draws that are not numbers
+        raise UsageError(f"{path}: the draws do not form chains of numbers of one length: {err}") from None
+    table = parameter_table(draws, held)
+    return {"source": f"posteriordb reference draws {path}", "chains": len(chains), "draws": draws[held[0]].shape[1],
+            "without": [name for name in names if name not in held],
+            "parameters": {name: {key: table[name][key] for key in ("mean", "mcse_mean", "sd", "mcse_sd")}
+                           for name in held}}

@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -358,6 +359,9 @@ class Findings:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     parameters: dict[str, tuple[int, ...] | None] = field(default_factory=dict)  # Stan's, declaration order
+    # NumPyro sites whose support's bounds are computed from another site (beta1 in (0, 1 - alpha1)): the density
+    # check compares them, but NumPyro's MCMC cannot sample them as written
+    dependent_supports: list[str] = field(default_factory=list)
 
 
 def check(spec: ModelSpec, data: dict) -> Findings:
@@ -374,7 +378,7 @@ def check(spec: ModelSpec, data: dict) -> Findings:
         return findings
     env = program.environment(data)
     findings.parameters = {p.name: p.shape(env) for p in program.parameters}
-    sites = _latent_sites(model, data, findings)
+    sites = _latent_sites(model, data, findings, spec.jax_file)
     if sites is None:
         return findings
     _check_parameters(program, env, sites, stan_name, findings)
@@ -398,12 +402,24 @@ def _numpyro_model(spec: ModelSpec, findings: Findings):
         findings.problems.append(f"{spec.jax_file.name} defines no function named '{spec.model_name}' (the "
                                  "NumPyro model is the function named as its file)")
     except Exception as err:  # a user's module: whatever it raises, one line
-        findings.problems.append(f"{spec.jax_file.name} does not import: {type(err).__name__}: {first_line(err)}")
+        message = err.msg if isinstance(err, SyntaxError) else first_line(err)  # str() names the copied file
+        findings.problems.append(f"{spec.jax_file.name} does not import: {type(err).__name__}: {message}"
+                                 f"{where(err, spec.jax_file)}")
     return None
 
 
 def first_line(err: Exception) -> str:
     return (str(err).strip().splitlines() or [""])[0]
+
+
+def where(err: BaseException, file: Path) -> str:
+    """`` (line N of FILE: its code)`` for the innermost frame of ``err``'s traceback in ``file`` (a user's model),
+    or the line a SyntaxError in it names; "" where neither is in it. A user reads their own line, not stanjax's."""
+    file = Path(file).resolve()
+    if isinstance(err, SyntaxError) and err.filename and Path(err.filename).resolve() == file:
+        return f" (line {err.lineno} of {file.name}: {(err.text or '').strip()})"
+    frames = [frame for frame in traceback.extract_tb(err.__traceback__) if Path(frame.filename).resolve() == file]
+    return f" (line {frames[-1].lineno} of {file.name}: {frames[-1].line})" if frames else ""
 
 
 def _check_data(program: StanProgram, data: dict, model, stan_name: str, findings: Findings) -> None:
@@ -458,27 +474,34 @@ def _data_entry_problem(d: Declaration, value: np.ndarray, env: dict, stan_name:
     return None
 
 
-def _latent_sites(model, data: dict, findings: Findings) -> dict | None:
+def _latent_sites(model, data: dict, findings: Findings, jax_file: Path) -> dict | None:
     """Name -> (shape, constraint) of the model's latent sample sites on the data, or None with the reason. The
     model is traced abstractly (``jax.eval_shape``, data as constants, as NUTS runs it): shapes without computing
-    anything; a bound computed from other sites is not known then (None)."""
+    anything; a bound computed from other sites is not known then (None). Latent values come from
+    ``init_to_uniform``, as NUTS starts, so a site with no sampler of its own (``ImproperUniform``, a flat prior)
+    traces too."""
     _jax_on_the_cpu()
     import jax
     from numpyro import handlers
+    from numpyro.infer import init_to_uniform
 
     sites = {}
 
     def trace():
-        for name, site in handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data).items():
+        started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)
+        for name, site in handlers.trace(started).get_trace(**data).items():
             if site["type"] == "sample" and not site["is_observed"]:
                 constraint = _numpyro_constraint(site["fn"].support)
                 sites[name] = (tuple(site["value"].shape),
                                tuple(None if isinstance(b, jax.core.Tracer) else b for b in constraint))
+                if any(isinstance(b, jax.core.Tracer) for b in constraint):  # data are constants: another site's
+                    findings.dependent_supports.append(name)
 
     try:
         jax.eval_shape(trace)
     except Exception as err:  # a user's model: whatever it raises on the data, one line
-        findings.problems.append(f"the NumPyro model fails on the data: {type(err).__name__}: {first_line(err)}")
+        findings.problems.append(f"the NumPyro model fails on the data: {type(err).__name__}: {first_line(err)}"
+                                 f"{where(err, jax_file)}")
         return None
     return sites
 

@@ -36,7 +36,7 @@ os.environ.setdefault("STANJAX_RERUNS", "0")
 # Whole files whose every test needs a compiled Stan program (test_stan_bundled.py marks its own).
 STAN_FILES = {
     "test_cmdstan.py",      # bundled Stan beside CmdStan (skipped without a CmdStan)
-    "test_density.py",      # stan.build: the Stan log density at prior points
+    "test_density.py",      # stan.build: the Stan log density at a short Stan run's draws
     "test_end_to_end.py",   # the tiny suite on every engine
     "test_faults.py",       # campaigns of Stan runs, killed and resumed
     "test_nightly.py",      # nightly campaigns (Stan and NumPyro)

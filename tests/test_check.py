@@ -130,6 +130,30 @@ def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(plant, 
     assert captured.out == "" and not (tmp_path / "out" / "results.jsonl").exists()
 
 
+@pytest.mark.parametrize("plant, message", [
+    (lambda text: text.replace("obs=y)", 'obs=y)\n    numpyro.deterministic("last", X[N])'),
+     "the NumPyro model fails on the data: IndexError: index 100 is out of bounds for axis 0 with size 100 "
+     '(line 11 of {py}: numpyro.deterministic("last", X[N]))'),
+    (lambda text: text.replace("X @ beta", "X.T @ beta"),
+     "the NumPyro model fails on the data: TypeError: dot_general requires contracting dimensions to have the same "
+     "shape, got (100,) and (3,). (line 10 of {py}: numpyro.sample(\"y\", dist.Poisson(jnp.exp(alpha + X.T @ "
+     "beta)), obs=y))"),
+    (lambda text: text.replace("def poisson_regression(N, K, X, y=None):", "def poisson_regression(N, K, X, y=None)"),
+     "poisson_regression.py does not import: SyntaxError: expected ':' (line 6 of {py}: def poisson_regression(N, "
+     "K, X, y=None))"),
+], ids=["off-by-one index", "shape", "syntax"])
+def test_an_error_in_the_port_names_the_users_file_and_line(plant, message, pair, own_models, monkeypatch, tmp_path,
+                                                            capsys):
+    """Issue 42's item 4: the user reads their own file and line, not the laid-out copy's, in one line, exit 2."""
+    stan, py, data = pair
+    py.write_text(plant(py.read_text()))
+    nothing_may_sample(monkeypatch)
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(py=py) in err, err
+    assert str(tmp_path / "out") not in err  # no path into the copy
+
+
 def test_data_keys_neither_model_uses_are_ignored_with_a_note(pair, own_models, tmp_path, capsys):
     """posteriordb's data files carry keys a program does not declare; CmdStan ignores them, and so does check,
     saying which, and leaves them out of the laid-out data both engines read."""
@@ -202,7 +226,8 @@ def test_a_zoo_pair_passes_the_whole_check_at_tiny_size(tmp_path, capsys):
     assert "engines agree  yes" in text and "NumPyro / Stan ESS/s" in text
     records = (out / "results.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["engine"] for line in records) == ["numpyro", "stan"]
-    assert "PASS" in (out / "check.html").read_text()
+    assert "SAME POSTERIOR" in (out / "check.html").read_text() and "SAME POSTERIOR: " in text
+    assert "Stan mean" in text and "<th>NumPyro sd</th>" in (out / "check.html").read_text()
 
 
 @pytest.mark.stan
@@ -218,6 +243,212 @@ def test_a_model_folder_runs_end_to_end_through_run_model_dir(tmp_path):
     assert sorted((r["model_id"], r["engine"], r["status"]) for r in records) == [
         (EXAMPLE_ID, "numpyro", "ok"), (EXAMPLE_ID, "stan", "ok")]
     assert all(r["sizes"] == {"N": 100, "K": 3} for r in records)
+
+
+AR1 = ROOT / "tests" / "fixtures" / "ar1"
+
+
+@pytest.fixture
+def ar1(tmp_path):
+    """tests/fixtures/ar1's three files, copied: a faithful port with a flat prior (ImproperUniform), a wide prior
+    (normal(0, 10000)) and y observed and its own covariate."""
+    files = tuple(tmp_path / name for name in ("ar1.stan", "ar1.py", "ar1.json"))
+    for copy in files:
+        shutil.copyfile(AR1 / copy.name, copy)
+    return files
+
+
+def density_run(files, tmp_path, capsys) -> tuple[int, str]:
+    stan, py, data = files
+    code = main(["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"),
+                 "--stop-after", "density"])
+    out = capsys.readouterr().out
+    return code, next(line for line in out.splitlines() if line.lstrip().startswith("density"))
+
+
+@pytest.mark.stan
+@pytest.mark.parametrize("flat", ["beta", "beta and sigma"])
+def test_flat_priors_and_an_observed_covariate_pass_the_density_check(flat, ar1, own_models, tmp_path, capsys):
+    """Issue 42's items 1 and 2: posteriordb's arK as first ported (y both observed and a covariate), with a flat
+    prior on the real slope, and on the positive scale too (its cauchy prior dropped from both files)."""
+    stan, py, _ = ar1
+    if flat == "beta and sigma":
+        stan.write_text(stan.read_text().replace("  sigma ~ cauchy(0, 2.5);\n", ""))
+        py.write_text(py.read_text().replace("dist.HalfCauchy(2.5)",
+                                             "dist.ImproperUniform(dist.constraints.positive, (), ())"))
+    code, line = density_run(ar1, tmp_path, capsys)
+    assert code == 0 and " ok " in line and "log densities differ by one constant" in line, line
+
+
+@pytest.mark.stan
+def test_a_wide_prior_cannot_hide_a_different_prior(ar1, own_models, tmp_path, capsys):
+    """Issue 42's item 3: sigma ~ cauchy(0, 2.5) in Stan, HalfNormal(1) in the port. At prior draws alpha's
+    normal(0, 10000) made |log density| ~1e14 and a relative tolerance let this pass; at posterior draws it fails,
+    naming sigma."""
+    py = ar1[1]
+    py.write_text(py.read_text().replace("dist.HalfCauchy(2.5)", "dist.HalfNormal(1.0)"))
+    code, line = density_run(ar1, tmp_path, capsys)
+    assert code == 1 and "FAIL" in line and "the difference moves with sigma (" in line, line
+    assert "not with alpha, beta" in line and "DIFFERENT POSTERIOR" in (tmp_path / "out" / "check.html").read_text()
+
+
+@pytest.mark.stan
+def test_a_missing_jacobian_is_caught_naming_the_parameter(own_models, tmp_path, capsys):
+    """Held from before: x declared in (0, 1 - a) with no prior is flat on that triangle in Stan; a port with
+    Uniform(0, 1 - a) adds -log(1 - a), which moves with a."""
+    stan, py, data = (tmp_path / name for name in ("triangle.stan", "triangle.py", "triangle.json"))
+    stan.write_text("data { int N; vector[N] y; }\nparameters { real<lower=0, upper=1> a; "
+                    "real<lower=0, upper=1 - a> x; }\nmodel { y ~ normal(x + a, 0.5); }\n")
+    py.write_text("import numpyro\nimport numpyro.distributions as dist\n\n\ndef triangle(N, y):\n"
+                  "    a = numpyro.sample('a', dist.Uniform(0.0, 1.0))\n"
+                  "    x = numpyro.sample('x', dist.Uniform(0.0, 1.0 - a))\n"
+                  "    numpyro.sample('y', dist.Normal(x + a, 0.5).expand([N]), obs=y)\n")
+    data.write_text(json.dumps({"N": 3, "y": [0.6, 0.9, 0.7]}))
+    code, line = density_run((stan, py, data), tmp_path, capsys)
+    assert code == 1 and "the difference moves with a (" in line, line
+
+
+def metrics(**values):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**values)
+
+
+def a_run(engine, failed=(), means=None, sds=None, mcses=None):
+    means = means or {"mu": 1.0}
+    return metrics(engine=engine, status="ok", failed_gates=list(failed), repeat=0,
+                   metrics=metrics(posterior_mean=means, posterior_sd=sds or {k: 1.0 for k in means},
+                                   posterior_mcse=mcses or {k: 0.02 for k in means}))
+
+
+def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
+    """Issue 42's item 5: gates failed after the densities agreed are "sampling failed", with the advice per gate
+    and the engines that failed it; runs that pass but disagree too; only all passed and agreeing is "same"."""
+    agree, disagree = [{"passed": True}], [{"passed": False}]
+    assert check.run_verdict([a_run("stan"), a_run("numpyro")], agree) == (check.SAME, [])
+    outcome, advice = check.run_verdict([a_run("stan", ["divergences"]), a_run("numpyro", ["divergences", "rhat"])],
+                                        disagree)
+    assert outcome == check.SAMPLING_FAILED and len(advice) == 2
+    assert advice[0].startswith("NumPyro and Stan: divergent transitions") and "non-centre" in advice[0]
+    assert advice[1].startswith("NumPyro: R-hat above 1.01")
+    assert check.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (check.SAMPLING_FAILED,
+                                                                             [check.DISAGREE])
+    crashed = metrics(engine="stan", status="timeout", failed_gates=[], repeat=0)
+    assert check.run_verdict([crashed, a_run("numpyro")], agree)[1] == ["Stan: a run did not finish: its log says why"]
+    assert check.EXIT == {check.SAME: 0, check.DIFFERENT: 1, check.SAMPLING_FAILED: 3}
+
+
+def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
+    """Issue 42's item 7: per parameter both engines' means and sds over their runs, z of the difference of the
+    means over the combined MCSE of those means (two runs a side: MCSE sqrt(2 x 0.02^2) / 2)."""
+    stan = [a_run("stan", means={"mu": 1.0, "tau": 2.0}), a_run("stan", means={"mu": 1.0, "tau": 2.2})]
+    numpyro = [a_run("numpyro", means={"mu": 1.01, "tau": 2.0}), a_run("numpyro", means={"mu": 0.99, "tau": 2.0})]
+    rows = check.parameter_rows(stan + numpyro)
+    assert [row["parameter"] for row in rows] == ["tau", "mu"]
+    assert rows[0]["stan"]["mean"] == pytest.approx(2.1) and rows[0]["numpyro"]["sd"] == 1.0
+    assert rows[0]["z"] == pytest.approx(0.1 / 0.02) and rows[1]["z"] == pytest.approx(0.0)
+    assert check.parameter_rows(stan) == []  # one side has no completed run: nothing to set beside it
+
+
+def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sampling_loops(tmp_path):
+    """Issue 42's item 9: ESS/s = ESS per gradient / cost of a gradient, so the ratio is the product of the two
+    ratios, and the larger one is named; a model-block loop of sampling statements is pointed at by its line (not a
+    loop that only assigns, nor one in a comment or another block)."""
+    program = tmp_path / "loops.stan"
+    program.write_text("data { int N; vector[N] y; }\nparameters { real mu; }\nmodel {\n"
+                       "  /* for (n in 1:N) y[n] ~ normal(mu, 1); */\n  vector[N] m;\n"
+                       "  for (n in 1:N) m[n] = mu;  // for (n in 1:N) y[n] ~ normal(m[n], 1);\n"
+                       "  for (n in 1:N)\n    for (k in 1:1) {\n      target += normal_lpdf(y[n] | m[n], 1);\n    }\n"
+                       "  mu ~ normal(0, 1);\n}\ngenerated quantities { for (n in 1:N) { real q = n; } }\n")
+    rows = [{"engine": "Stan", "ms_per_gradient": 0.4, "ess_per_1000_gradients": 100.0},
+            {"engine": "NumPyro", "ms_per_gradient": 0.1, "ess_per_1000_gradients": 50.0}]
+    advice = check.speed_advice(rows, program, "my/loops.stan")
+    assert advice[0].startswith("the median rates' NumPyro / Stan 2 = 4 from the cost of a gradient (Stan 0.4 ms, "
+                                "NumPyro 0.1 ms) x 0.5 from the sampler") and advice[0].endswith("the cost of a gradient makes most of "
+                                                                                   "the difference")
+    assert len(advice) == 2 and advice[1].startswith("my/loops.stan, line 7: a loop of sampling statements")
+    assert check.sampling_loops((EXAMPLE / "stan" / "poisson_regression.stan").read_text()) == []
+
+
+GARCH = ROOT / "tests" / "fixtures" / "garch11"  # posteriordb's data and reference draws (SOURCE.md), our programs
+
+
+def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
+    """Issue 42's item 8: the reference draws of garch-garch11, summarised here, give posteriordb's own summary
+    (its reference_posteriors/summary_statistics/mean_value/mean_value/garch-garch11.json at 28f8d3d: means and
+    their MCSEs, quoted)."""
+    from runner import references
+
+    theirs = {"mu": (5.05001794660039, 0.00123500863504721), "alpha0": (1.47075973803898, 0.00568114335897224),
+              "alpha1": (0.567284282813872, 0.00128025972217755), "beta1": (0.293024546082117, 0.00125411180836808)}
+    ours = references.from_posteriordb(GARCH / "garch-garch11.json.zip", list(theirs))
+    assert (ours["chains"], ours["draws"]) == (10, 1000)
+    for name, (mean, mcse) in theirs.items():
+        assert ours["parameters"][name]["mean"] == pytest.approx(mean, rel=1e-12)
+        assert ours["parameters"][name]["mcse_mean"] == pytest.approx(mcse, rel=0.01)
+        assert 0 < ours["parameters"][name]["mcse_sd"] < ours["parameters"][name]["sd"] / 50
+
+
+def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(ar1, own_models, monkeypatch, tmp_path,
+                                                                         capsys):
+    stan, py, data = ar1
+    nothing_may_sample(monkeypatch)
+    reference = GARCH / "garch-garch11.json.zip"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--reference", str(reference)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"stanjax check: error: {reference} has no draws of alpha, beta, sigma (it has mu, alpha0, alpha1, "
+                   "beta1)\n")  # a reference of another posterior
+    (tmp_path / "not.json").write_text('{"mu": [1, 2]}')
+    assert main(["check", str(stan), str(py), "--data", str(data), "--reference", str(tmp_path / "not.json")]) == 2
+    assert "is not posteriordb reference draws: expected a list of chains" in capsys.readouterr().err
+
+
+def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_different_posterior():
+    """The two engines share a posterior that is not the reference's (a different model or data): the verdict is
+    "different posterior", naming the farthest parameter; within the reference's MCSEs, "same"."""
+    reference = {"source": "posteriordb reference draws x.json", "parameters": {
+        "mu": {"mean": 1.0, "mcse_mean": 0.02, "sd": 1.0, "mcse_sd": 0.02}}}
+    runs = [a_run("stan", means={"mu": 1.0}), a_run("numpyro", means={"mu": 1.01})]
+    for run in runs:
+        run.metrics.posterior_mcse_sd, run.metrics.posterior_khat = {"mu": 0.02}, {"mu": 0.0}
+    assert check.run_verdict(runs, [{"passed": True}], reference) == (check.SAME, [])
+    reference["parameters"]["mu"]["mean"] = 1.5
+    outcome, advice = check.run_verdict(runs, [{"passed": True}], reference)
+    assert outcome == check.DIFFERENT and advice[0].startswith(
+        "the engines agree with each other, not with the reference (posteriordb reference draws x.json): Stan's mean "
+        "of mu is 18 combined MCSEs from it (limit 5)")
+
+
+@pytest.mark.stan
+def test_a_support_bounded_by_another_parameter_passes_density_and_is_said_to_be_unsamplable_by_numpyro(
+        own_models, tmp_path, capsys):
+    """garch11: flat priors (ImproperUniform, four supports), beta1 in (0, 1 - alpha1). The density check compares
+    them; NumPyro's MCMC would return wrong draws of beta1 (or fail on parallel chains), so no run is made and the
+    verdict is "sampling failed", saying what to write instead."""
+    out = tmp_path / "out"
+    code = main(["check", str(GARCH / "garch11.stan"), str(GARCH / "garch11.py"), "--data", str(GARCH / "garch.json"),
+                 "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 3 and "SAMPLING FAILED: " in text, text
+    assert any(line.lstrip().startswith("density") and " ok " in line for line in text.splitlines()), text
+    assert "run      FAIL  not run: NumPyro's MCMC cannot sample 'beta1' as written" in text
+    assert "advice: NumPyro: 'beta1': a support whose bounds are computed from another parameter" in text
+    assert not (out / "results.jsonl").exists()
+
+
+@pytest.mark.stan
+@pytest.mark.slow
+def test_a_port_of_posteriordbs_garch11_is_the_same_posterior_as_its_reference(own_models, tmp_path, capsys):
+    """Flat priors on every parameter, the whole check, and posteriordb's reference draws: both engines agree with
+    each other and with the outside truth on the parameters it has draws of (beta1_share is the port's own)."""
+    out = tmp_path / "out"
+    code = main(["check", str(GARCH / "garch11_share.stan"), str(GARCH / "garch11_share.py"), "--data",
+                 str(GARCH / "garch.json"), "--reference", str(GARCH / "garch-garch11.json.zip"), "--repeats", "1",
+                 "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "SAME POSTERIOR: " in text, text
+    assert "note: the reference has no draws of beta1_share: not checked against it" in text
+    assert "ref. mean" in text and "<th>reference mean</th>" in (out / "check.html").read_text()
 
 
 def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_interval():

@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "--models", "nope"], "unknown model 'nope' (choose from: covtype_synth-logistic_regression, "),
+    (["run", "--models", "nope"], f"unknown model 'nope' (choose from: {', '.join(models.registry())})"),
     (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)"),
     (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
     (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),

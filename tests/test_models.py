@@ -114,11 +114,12 @@ def test_sp500_stochastic_volatility_is_the_gym_targets_posterior():
     ``StochasticVolatility`` (centred AR(1) states), plus the log Jacobian of the map, T log(scale) -
     log(1 - persistence^2) / 2, up to one constant: the same posterior. The data are ``internal/data.py``'s
     ``sp500_returns(100)``."""
+    import jax
     import jax.numpy as jnp
+    import numpyro
+    from numpyro.infer import Predictive
     from numpyro.infer.util import log_density
     from scipy import stats
-
-    from runner import density
 
     spec = models.get("gym_sp500-stochastic_volatility_sp500")
     data = spec.data("small", seed=0)
@@ -127,7 +128,10 @@ def test_sp500_stochastic_volatility_is_the_gym_targets_posterior():
     np.testing.assert_array_equal(data["centered_returns"], returns - np.mean(returns))
     model = jax_models.load(spec.model_name)
     offsets = []
-    for point in density.prior_points(spec, data, 5, seed=0):
+    numpyro.enable_x64()  # as the density check evaluates it
+    prior = Predictive(model, num_samples=5, return_sites=[p.name for p in spec.parameters])(
+        jax.random.PRNGKey(0), **{k: v for k, v in data.items() if k != "centered_returns"})
+    for point in ({name: np.asarray(draws[i], dtype=np.float64) for name, draws in prior.items()} for i in range(5)):
         ours, trace = log_density(model, (), data, {k: jnp.asarray(v) for k, v in point.items()})
         phi, scale = point["persistence_of_volatility"], point["white_noise_shock_scale"]
         mu, h = float(trace["mean_log_volatility"]["value"]), np.asarray(trace["log_volatility"]["value"])

@@ -4,16 +4,20 @@ Three stages, each run only when the one before passed, so a mistake surfaces at
 
 1. static checks (:mod:`runner.static_checks`): data keys, types and shapes, parameter names, shapes and
    constraints, read from the programs, no compile; one line per problem, exit 2;
-2. the density check (:mod:`runner.density`) at points from NumPyro's prior: log densities differ by one constant
-   and gradients agree. When they do not, each parameter is moved alone from one prior point to another: a term that
-   differs changes the offset only through the parameters it involves, so the parameters that move it are named;
-   exit 1;
+2. the density check (:mod:`runner.density`) at the draws of a short Stan run (the posterior's region): log
+   densities differ by one constant and gradients agree. When they do not, each parameter is moved alone from one
+   point to another: a term that differs changes the offset only through the parameters it involves, so the
+   parameters that move it are named;
 3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
    judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
    agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
-   the other engine's run as the reference); exit 1 when a run fails or they disagree.
+   the other engine's run as the reference).
 
-Then a table in the terminal and ``OUT/check.html``; the runs' records are appended to ``OUT/results.jsonl``.
+Three verdicts, because a user must tell "the port differs" from "NUTS could not sample this": *same posterior*
+(exit 0: density and draws agree), *different posterior* (exit 1: the density check failed, naming the
+parameters), *sampling failed* (exit 3: the densities agree, but a run failed a gate or the draws disagree; with the
+advice a Stan user would expect per failed gate). Then a per-parameter table (both sides' means and sds, z of the
+difference) in the terminal and ``OUT/check.html``; the runs' records are appended to ``OUT/results.jsonl``.
 A pair of files (``MODEL.stan MODEL.py --data DATA.json``) is first laid out under ``OUT/model`` as a model folder
 (the layout ``--model-dir`` reads, its one size preset ``given``) and checked as a model of the zoo is.
 """
@@ -43,13 +47,32 @@ import jax_models
 import models
 from models import ModelSpec, UsageError
 from reports.stats import MIN_BLOCKS, Ratio, median_ratio
-from runner import density, static_checks, validity
+from runner import density, references, static_checks, validity
 from runner.campaign import interrupted, run_campaign
 from runner.commands import run
 from runner.engines.stan import check_program
 
 GIVEN = "given"  # the size preset of a pair checked on a data file
 STAGES = ("static", "density", "run")
+# The three verdicts and their exit codes (2 stays a problem with the input, found before anything runs).
+SAME, DIFFERENT, SAMPLING_FAILED = "same posterior", "different posterior", "sampling failed"
+EXIT = {SAME: 0, DIFFERENT: 1, SAMPLING_FAILED: 3}
+# What a Stan user would be told for each failed gate (the gates of :mod:`runner.validity`).
+ADVICE = {
+    "divergences": "divergent transitions: the sampler cannot follow the posterior's geometry, as in a hierarchical "
+                   "model's funnel; non-centre the group parameters (Stan: offset/multiplier or a standard-normal "
+                   "raw parameter; NumPyro: LocScaleReparam or the same raw site) or raise adapt_delta",
+    "rhat": "R-hat above 1.01: the chains disagree; run longer (--warmup, --draws) and look for a funnel or "
+            "several modes",
+    "ess": "ESS below 100 a chain: run longer (--draws), or reparameterise where draws are strongly correlated",
+    "finite": "non-finite draws: a parameter overflowed; check its constraint and its prior",
+    "completed": "a run did not finish: its log says why",
+    "reference": "a run's means or sds differ from the model's reference posterior",
+}
+ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro"}
+DISAGREE = ("both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
+            "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
+            "look (raise --points)")
 
 DESCRIPTION = """\
 Check that a Stan program and a NumPyro model define the same posterior on your data, then compare their speed.
@@ -57,14 +80,18 @@ Check that a Stan program and a NumPyro model define the same posterior on your 
   static   data keys, types and shapes against the Stan data block and the NumPyro function's signature;
            NumPyro's sample sites against the Stan parameters (names, shapes, constraints). Read from the
            programs (stanc's syntax tree, one abstract trace of the model): nothing compiles. Exit 2 on a problem.
-  density  at --points draws from NumPyro's prior, Stan's and NumPyro's log densities must differ by one
-           constant and their gradients agree; a failure names the parameters the difference moves with. Exit 1.
+  density  at --points draws of a short Stan run (one chain, 200 warm-up iterations), Stan's and NumPyro's log
+           densities must differ by one constant (to 1e-6) and their gradients agree; a failure names the
+           parameters the difference moves with. Exit 1.
   run      a short run of bundled Stan and NumPyro on the CPU, --repeats times each: R-hat, ESS and divergence
            gates on every run, the two engines' posterior means and sds within 5 combined MCSEs, then ESS/s
-           (NumPyro / Stan, with a 90 % bootstrap interval over repeats), ESS per 1000 gradients and ms per
-           gradient on each side. Exit 1 when a run fails a gate or the engines disagree.
+           (NumPyro / Stan: the median over paired repeats, a 90 % interval from 5 repeats), ESS per 1000
+           gradients and ms per gradient on each side, and each parameter's mean and sd on both sides.
 
-Writes OUT/check.html and appends the runs' records to OUT/results.jsonl."""
+Verdicts: "same posterior" (exit 0), "different posterior" (exit 1: the density check failed), "sampling
+failed" (exit 3: the densities agree but a run failed a gate or the draws disagree; with advice). Exit 2: a
+problem with the input, found before anything runs. Writes OUT/check.html and appends the runs' records to
+OUT/results.jsonl."""
 
 EPILOG = """\
 examples:
@@ -87,9 +114,9 @@ def add_parser(verbs) -> None:
                         help="a folder of models laid out like this repository (models/<id>.py, "
                         "stan/<model>.stan, jax_models/<model>.py), whose IDs the target may name")
     parser.add_argument("--size", default="tiny", help="size preset of a posterior ID (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1, help="data seed; prior points and sampler seeds follow "
-                        "from it (default: %(default)s)")
-    parser.add_argument("--points", type=int, default=5, help="prior points of the density check (default: "
+    parser.add_argument("--seed", type=int, default=1, help="data seed; the density check's points and the "
+                        "sampler seeds follow from it (default: %(default)s)")
+    parser.add_argument("--points", type=int, default=5, help="points of the density check (default: "
                         "%(default)s)")
     parser.add_argument("--chains", type=int, default=4, help="chains per run (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain (default: %(default)s)")
@@ -99,6 +126,11 @@ def add_parser(verbs) -> None:
                         "(default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before one run is stopped "
                         "(default: %(default)s)")
+    parser.add_argument("--reference", type=Path, metavar="DRAWS.json[.zip]",
+                        help="reference draws in posteriordb's format (reference_posteriors/draws/draws/"
+                        "<posterior>.json.zip: a list of chains, each {parameter: draws}): both engines' runs are "
+                        "checked against it as against the zoo's references, and its means and sds stand beside "
+                        "theirs")
     parser.add_argument("--stop-after", choices=STAGES, default="run", help="the last stage to run "
                         "(default: %(default)s)")
     parser.add_argument("--out", type=Path, help="folder for check.html, the runs' records and logs, and a pair's "
@@ -108,15 +140,15 @@ def add_parser(verbs) -> None:
 
 # --- what to check -------------------------------------------------------------------------------------------------
 
-def target(args) -> tuple[ModelSpec, str, list[str]]:
-    """The spec to check, its size preset and the data keys left out of it (``ignored_keys``); a pair of files is
-    laid out as a model folder first."""
+def target(args) -> tuple[ModelSpec, str, list[str], tuple[Path, Path] | None]:
+    """The spec to check, its size preset, the data keys left out of it (``ignored_keys``) and the user's Stan and
+    NumPyro files (None for a posterior ID); a pair of files is laid out as a model folder first."""
     if args.model_dir:
         models.add_model_dir(args.model_dir)
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
             raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
-        return models.get(args.target[0]), args.size, []
+        return models.get(args.target[0]), args.size, [], None
     if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
         raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
     stan_file, numpyro_file = map(Path, args.target)
@@ -127,7 +159,13 @@ def target(args) -> tuple[ModelSpec, str, list[str]]:
             raise UsageError(f"no such file: {path}")
     spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
     spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model")
-    return spec, GIVEN, ignored
+    return spec, GIVEN, ignored, (stan_file, numpyro_file)
+
+
+def as_given(text: str, spec: ModelSpec, given: tuple[Path, Path] | None) -> str:
+    """A message's location in the laid-out copy of the user's NumPyro file (``static_checks.where``), named as the
+    user gave the file."""
+    return text if given is None else text.replace(f" of {spec.jax_file.name}: ", f" of {given[1]}: ")
 
 
 def out_dir(args, spec_id: str) -> Path:
@@ -237,6 +275,7 @@ def declared_shape(parameter: static_checks.Declaration, env: dict, stan_file: P
 class DensityVerdict:
     ok: bool
     line: str
+    verdict: str | None = None  # where the stage ends the check: DIFFERENT, or SAMPLING_FAILED (Stan could not)
 
 
 @contextlib.contextmanager
@@ -262,24 +301,31 @@ def _quiet():
 
 
 def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> DensityVerdict:
-    points = density.prior_points(spec, data, n_points, seed)
     try:
         with _quiet():
+            points = density.posterior_points(spec, data, n_points, seed)
             result = density.check(spec, data, points)
-    except (RuntimeError, ValueError) as err:  # Stan refuses a prior point (outside its constraints), or its data
-        return DensityVerdict(False, f"Stan could not build the model or evaluate NumPyro's prior points: "
-                              f"{static_checks.first_line(err)}")
+    except Exception as err:  # a user's model may raise anything at a point; Stan raises RuntimeError, ValueError
+        located = static_checks.where(err, spec.jax_file)
+        if located:  # the NumPyro model raised at a point of the posterior: the port is not the Stan program
+            return DensityVerdict(False, f"the NumPyro model raised {type(err).__name__}: "
+                                  f"{static_checks.first_line(err)}{located}", DIFFERENT)
+        if not isinstance(err, (RuntimeError, ValueError)):
+            raise
+        return DensityVerdict(False, f"Stan could not build the model, sample it briefly or evaluate its draws: "
+                              f"{static_checks.first_line(err)}", SAMPLING_FAILED)
+    where = f"{n_points} points from a short Stan run"
     gradients = ("gradients not compared (the transforms differ)" if result.max_gradient_error is None else
                  f"gradients agree to {result.max_gradient_error:.1e}")
     if result.ok:
-        return DensityVerdict(True, f"{n_points} prior points: log densities differ by one constant (spread "
-                              f"{result.max_offset_spread:.1e}), {gradients}")
-    suspects, still = suspect_parameters(spec, data, points)
-    if result.max_offset_spread <= density.RELATIVE_TOLERANCE:
+        return DensityVerdict(True, f"{where}: log densities differ by one constant (spread "
+                              f"{result.offset_spread:.1e}), {gradients}")
+    suspects, still = suspect_parameters(spec, data, points, result.tolerance)
+    if result.constant_offset:
         what = f"log densities differ by one constant, but gradients differ by {result.max_gradient_error:.2g}"
     else:
-        what = (f"log densities do not differ by one constant (spread {result.max_offset_spread:.2g} of |log "
-                f"density|, tolerance {density.RELATIVE_TOLERANCE:.0e})")
+        what = (f"{where}: log densities do not differ by one constant (the offset moves by "
+                f"{result.offset_spread:.2g}, tolerance {result.tolerance:.0e})")
     if suspects:
         moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects)
         blame = (f"the difference moves with {moved}" + (f", not with {', '.join(still)}" if still else "") +
@@ -287,34 +333,32 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
                  ("it" if len(suspects) == 1 else "them"))
     else:
         blame = "no single parameter moves the difference alone: compare the terms that combine parameters"
-    return DensityVerdict(False, f"{what}; {blame}")
+    return DensityVerdict(False, f"{what}; {blame}", DIFFERENT)
 
 
-def suspect_parameters(spec: ModelSpec, data: dict, points: list[dict]) -> tuple[list[tuple[str, float]], list[str]]:
-    """Each parameter moved alone from the first prior point to each other point's value: how far the offset
-    between Stan's and NumPyro's log densities moves (relative to |log density|, as the check measures it). The
-    parameters that move it, most first; and those that do not."""
+def suspect_parameters(spec: ModelSpec, data: dict, points: list[dict],
+                       tolerance: float) -> tuple[list[tuple[str, float]], list[str]]:
+    """Each parameter moved alone from the first point to each other point's value: how far the offset between
+    Stan's and NumPyro's log densities moves (log density units). The parameters that move it by more than
+    ``tolerance``, most first; and those that do not."""
     with _quiet():
         model = density.stan_model(spec, data)
 
-    def offset(point: dict) -> tuple[float, float]:
-        stan_lp = density.stan_side(spec, model, point)[0]
-        return stan_lp - density.numpyro_side(spec, data, point)[0], stan_lp
+    def offset(point: dict) -> float:
+        return density.stan_side(spec, model, point)[0] - density.numpyro_side(spec, data, point)[0]
 
-    base, base_lp = offset(points[0])
-    scale = max(1.0, abs(base_lp))
+    base = offset(points[0])
     scores = {}
     for parameter in spec.parameters:
         moved = []
         for other in points[1:3]:
             try:
-                moved.append(offset({**points[0], parameter.name: other[parameter.name]})[0])
+                moved.append(offset({**points[0], parameter.name: other[parameter.name]}))
             except (RuntimeError, ValueError):  # Stan refuses the mixed point (a constraint between parameters)
                 continue
-        scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0) / scale
-    suspects = sorted(((name, s) for name, s in scores.items() if not s <= density.RELATIVE_TOLERANCE),
-                      key=lambda item: -item[1])
-    return suspects, [name for name, s in scores.items() if s <= density.RELATIVE_TOLERANCE]
+        scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0)
+    suspects = sorted(((name, s) for name, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
+    return suspects, [name for name, s in scores.items() if s <= tolerance]
 
 
 # --- the short run -------------------------------------------------------------------------------------------------
@@ -370,6 +414,63 @@ def engine_rows(records: list) -> list[dict]:
     return rows
 
 
+def element_names(shapes: dict[str, tuple | None]) -> list[str]:
+    """Stan's names of the parameters' elements ("beta[2]", "Sigma[1,2]"), as the runs' records and posteriordb
+    name them."""
+    return [name if not shape else f"{name}[{','.join(str(i + 1) for i in index)}]"
+            for name, shape in shapes.items() for index in np.ndindex(*(shape or ()))]
+
+
+def parameter_rows(records: list, reference: dict | None = None) -> list[dict]:
+    """Per parameter (Stan's element names), each engine's mean and sd over its completed runs with the MCSE of
+    that mean, and z: the difference of the means over their combined MCSE; the reference's mean and sd beside
+    them where one is given. Largest |z| first: where the two sides differ most is what a user reads first."""
+    runs = {engine: [r.metrics for r in records if r.engine == engine and r.status == "ok"]
+            for engine in ("stan", "numpyro")}
+    if not all(runs.values()):
+        return []
+    rows = []
+    for name in runs["stan"][0].posterior_mean:
+        if not all(name in side[0].posterior_mean for side in runs.values()):
+            continue
+        row = {"parameter": name}
+        for engine, side in runs.items():
+            row[engine] = {"mean": float(np.mean([m.posterior_mean[name] for m in side])),
+                           "sd": float(np.mean([m.posterior_sd[name] for m in side])),
+                           "mcse": float(np.sqrt(sum(m.posterior_mcse[name] ** 2 for m in side))) / len(side)}
+        scale = np.hypot(row["stan"]["mcse"], row["numpyro"]["mcse"])
+        row["z"] = float((row["stan"]["mean"] - row["numpyro"]["mean"]) / scale) if scale > 0 else float("nan")
+        row["reference"] = (reference or {}).get("parameters", {}).get(name)
+        rows.append(row)
+    return sorted(rows, key=lambda row: -abs(row["z"]) if np.isfinite(row["z"]) else -np.inf)
+
+
+def run_verdict(records: list, pairs: list[dict], reference: dict | None = None) -> tuple[str, list[str]]:
+    """SAME where every run passed its gates and the engines agree; else SAMPLING_FAILED (the density check agreed
+    before the runs), with advice per failed gate naming the engines that failed it. With a reference given
+    (``--reference``): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
+    with the reference: the posterior the two share is not the reference's."""
+    failed: dict[str, set[str]] = {}
+    for r in records:
+        for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
+            failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
+    if failed:
+        return SAMPLING_FAILED, [f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}"
+                                 for gate, engines in failed.items()]
+    if not pairs or not all(p["passed"] for p in pairs):
+        return SAMPLING_FAILED, [DISAGREE]
+    if reference is not None:
+        gates = [(ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
+                 for r in records]
+        off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
+        if off:
+            engine, worst = max(off, key=lambda item: item[1]["max_z"])
+            return DIFFERENT, [f"the engines agree with each other, not with the reference ({reference['source']}): "
+                               f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
+                               f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"]
+    return SAME, []
+
+
 # --- output --------------------------------------------------------------------------------------------------------
 
 HTML = jinja2.Environment(autoescape=True).from_string("""<!doctype html>
@@ -383,7 +484,8 @@ th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular
 <h1>stanjax check: <code>{{ spec.id }}</code></h1>
 <p>{{ spec.description.rstrip('.') }}. Stan: <code>{{ spec.stan_file }}</code>;
 NumPyro: <code>{{ spec.jax_file }}</code>; size <code>{{ size }}</code>, data seed {{ seed }}. Verdict:
-<span class="{{ 'pass' if passed else 'fail' }}">{{ 'PASS' if passed else 'FAIL' }}</span>.</p>
+<span class="{{ 'pass' if verdict in (None, 'same posterior') else 'fail' }}">{{ headline }}</span>.</p>
+{% if advice %}<ul>{% for line in advice %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <table><tr><th>stage</th><th>verdict</th><th>what was found</th><th>seconds</th></tr>
 {% for stage in stages %}<tr><td>{{ stage.name }}</td>
 <td class="{{ 'pass' if stage.ok else 'fail' }}">{{ 'ok' if stage.ok else 'FAIL' }}</td>
@@ -400,7 +502,20 @@ NumPyro: <code>{{ spec.jax_file }}</code>; size <code>{{ size }}</code>, data se
 <td class="n">{{ '%.3f' % r.max_rhat }}</td><td class="n">{{ r.divergences }}</td>
 <td class="n">{{ '%.1f' % r.compile_s }}</td><td>{{ r.failed | join(', ') }}</td></tr>{% endfor %}</table>
 <p>Speed: {{ speed }}.</p>
+{% if speed_advice %}<ul>{% for line in speed_advice %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <p>Engines agree: {{ agrees }}.</p>
+<h2>Parameters</h2>
+<p>Each engine's mean and sd over its runs; z: the difference of the means over their combined MCSE (largest |z|
+first).</p>
+{% set with_reference = parameters | selectattr('reference') | list %}
+<table><tr><th>parameter</th><th>Stan mean</th><th>Stan sd</th><th>NumPyro mean</th><th>NumPyro sd</th><th>z</th>
+{% if with_reference %}<th>reference mean</th><th>reference sd</th>{% endif %}</tr>
+{% for p in parameters %}<tr><td>{{ p.parameter }}</td><td class="n">{{ figure(p.stan.mean) }}</td>
+<td class="n">{{ figure(p.stan.sd) }}</td><td class="n">{{ figure(p.numpyro.mean) }}</td>
+<td class="n">{{ figure(p.numpyro.sd) }}</td><td class="n">{{ '%.2f' % p.z }}</td>
+{% if with_reference %}{% if p.reference %}<td class="n">{{ figure(p.reference.mean) }}</td>
+<td class="n">{{ figure(p.reference.sd) }}</td>{% else %}<td></td><td></td>{% endif %}{% endif %}</tr>
+{% endfor %}</table>
 {% endif %}
 <p><small>Made by <code>{{ command }}</code>; records in <code>{{ records }}</code>.</small></p>
 </body></html>
@@ -447,6 +562,94 @@ def table(rows: list[dict]) -> Table:
     return out
 
 
+def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path) -> list[str]:
+    """Where a speed gap comes from. ESS/s is ESS per gradient over the cost of a gradient, so NumPyro / Stan
+    ESS/s splits into the two: the gradient's cost ratio and the sampler's ESS-per-gradient ratio. Then the Stan
+    program's model-block loops that hold sampling statements: element-by-element terms are what the Stan User's
+    Guide's efficiency chapter has one vectorised statement replace."""
+    stan, numpyro = (next(row for row in rows if row["engine"] == name) for name in ("Stan", "NumPyro"))
+    advice = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gradient = np.float64(stan["ms_per_gradient"]) / numpyro["ms_per_gradient"]
+        sampler = np.float64(numpyro["ess_per_1000_gradients"]) / stan["ess_per_1000_gradients"]
+    if np.isfinite(gradient) and np.isfinite(sampler) and gradient > 0 and sampler > 0:
+        larger = "the cost of a gradient" if abs(np.log(gradient)) >= abs(np.log(sampler)) else "the sampler"
+        advice.append(f"the median rates' NumPyro / Stan {gradient * sampler:.3g} = {gradient:.3g} from the cost of a "
+                      f"gradient (Stan {figure(stan['ms_per_gradient'])} ms, NumPyro "
+                      f"{figure(numpyro['ms_per_gradient'])} ms) x {sampler:.3g} from the sampler (ESS per 1000 "
+                      f"gradients: Stan "
+                      f"{figure(stan['ess_per_1000_gradients'])}, NumPyro {figure(numpyro['ess_per_1000_gradients'])})"
+                      f": {larger} makes most of the difference")
+    advice += [f"{shown_as}, line {line}: a loop of sampling statements, one element at a time; where its "
+               "terms vectorise, one vectorised statement (y ~ normal(mu, sigma) over whole vectors) is faster"
+               for line in sampling_loops(stan_file.read_text())]
+    return advice
+
+
+def sampling_loops(program: str) -> list[int]:
+    """Lines of the model block's outermost ``for`` loops whose body holds a ``~`` or ``target +=`` statement."""
+    text = re.sub(r"//[^\n]*|#[^\n]*", "", re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), program,
+                                                  flags=re.S))
+    model = re.search(r"\bmodel\s*\{", text)
+    if not model:
+        return []
+    lines, position, depth = [], model.end(), 1
+    while position < len(text) and depth:
+        loop = re.compile(r"\bfor\s*\(|[{}]").search(text, position)
+        if not loop:
+            break
+        if loop.group() == "{":
+            depth, position = depth + 1, loop.end()
+            continue
+        if loop.group() == "}":
+            depth, position = depth - 1, loop.end()
+            continue
+        body_end = _statement_end(text, _closing(text, loop.end() - 1))
+        if re.search(r"~|target\s*\+=", text[loop.start():body_end]):
+            lines.append(text.count("\n", 0, loop.start()) + 1)
+        position = body_end
+    return lines
+
+
+def _closing(text: str, opening: int) -> int:
+    """The index after the bracket that closes the one at ``opening``."""
+    pairs, depth = {"(": ")", "{": "}"}, 0
+    close = pairs[text[opening]]
+    for index in range(opening, len(text)):
+        depth += (text[index] == text[opening]) - (text[index] == close)
+        if depth == 0:
+            return index + 1
+    return len(text)
+
+
+def _statement_end(text: str, start: int) -> int:
+    """The end of the statement that starts after ``start`` (a loop's body): a block, or up to its ``;``."""
+    following = re.compile(r"\s*").match(text, start).end()
+    if following < len(text) and text[following] == "{":
+        return _closing(text, following)
+    if re.match(r"for\s*\(", text[following:]):
+        return _statement_end(text, _closing(text, text.index("(", following)))
+    semicolon = text.find(";", following)
+    return len(text) if semicolon < 0 else semicolon + 1
+
+
+PARAMETERS_SHOWN = 10  # rows of the per-parameter table in the terminal (the page has all)
+
+
+def parameter_table(parameters: list[dict]) -> Table:
+    out = Table(box=None, pad_edge=False)
+    with_reference = any(row["reference"] for row in parameters)
+    for column in ("parameter", "Stan mean", "Stan sd", "NumPyro mean", "NumPyro sd", "z") + (
+            ("ref. mean", "ref. sd") if with_reference else ()):
+        out.add_column(column, justify="left" if column == "parameter" else "right")
+    for row in parameters:
+        given = ((figure(row["reference"]["mean"]), figure(row["reference"]["sd"])) if row["reference"] else
+                 ("", "")) if with_reference else ()
+        out.add_row(row["parameter"], figure(row["stan"]["mean"]), figure(row["stan"]["sd"]),
+                    figure(row["numpyro"]["mean"]), figure(row["numpyro"]["sd"]), f"{row['z']:.2f}", *given)
+    return out
+
+
 def figure(value: float) -> str:
     """Three significant digits, without an exponent from 0.001 up."""
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
@@ -459,29 +662,51 @@ def main(args) -> int:
         raise UsageError(f"--points must be between 2 and 100, got {args.points}")
     console = Console(highlight=False)
     start = time.perf_counter()
-    spec, size, ignored = target(args)
+    spec, size, ignored, given = target(args)
     out = out_dir(args, spec.id)
     data = spec.data(size, args.seed)
-    findings = static_checks.require(spec, data)  # problems: one line each, exit 2
+    try:
+        findings = static_checks.require(spec, data)  # problems: one line each, exit 2
+    except static_checks.StaticCheckError as err:
+        raise static_checks.StaticCheckError(as_given(str(err), spec, given)) from None
+    reference = None
+    if args.reference is not None:
+        reference = references.from_posteriordb(args.reference, element_names(findings.parameters))
     console.print(f"stanjax check [bold]{spec.id}[/bold] (size {size}, seed {args.seed})")
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
     notes = ([f"ignored data key(s) {', '.join(ignored)}: in neither {spec.stan_file.name}'s data block nor "
               f"{spec.model_name}()'s arguments (CmdStan ignores them too)"] if ignored else []) + findings.notes
+    if reference is not None and reference["without"]:
+        notes.append(f"the reference has no draws of {', '.join(reference['without'])}: not checked against it")
     stages = [{"name": "static", "ok": True, "seconds": time.perf_counter() - start, "notes": notes,
                "line": f"data {', '.join(data) or 'none'}; parameters {shapes}"}]
-    report = {"spec": spec, "size": size, "seed": args.seed, "stages": stages, "rows": [],
+    report = {"spec": spec, "size": size, "seed": args.seed, "stages": stages, "rows": [], "parameters": [],
               "records": out / "results.jsonl", "command": command(args)}
     show(console, stages[-1])
     if args.stop_after == "static":
-        return _finish(console, out, report, True)
+        return _finish(console, out, report, None)
 
     began = time.perf_counter()
     verdict = density_stage(spec, data, args.points, args.seed)
+    verdict.line = as_given(verdict.line, spec, given)
     stages.append({"name": "density", "ok": verdict.ok, "line": verdict.line, "notes": [],
                    "seconds": time.perf_counter() - began})
     show(console, stages[-1])
     if not verdict.ok or args.stop_after == "density":
-        return _finish(console, out, report, verdict.ok)
+        return _finish(console, out, report, verdict.verdict)
+
+    if findings.dependent_supports:  # the density agrees; NumPyro's sampler cannot run the model as written
+        names = ", ".join(f"'{name}'" for name in findings.dependent_supports)
+        stages.append({"name": "run", "ok": False, "seconds": 0.0, "notes": [],
+                       "line": f"not run: NumPyro's MCMC cannot sample {names} as written"})
+        show(console, stages[-1])
+        report["advice"] = [f"NumPyro: {names}: a support whose bounds are computed from another parameter; NumPyro's "
+                            "MCMC maps such a site's draws back through the wrong transform (or fails with an "
+                            "UnexpectedTracerError on parallel chains), so no run would compare the samplers. Write "
+                            "it in both programs as a unit-interval (or positive) parameter that the bound scales, "
+                            "with the log Jacobian of that scaling (Stan: target += log1m(alpha1) for "
+                            "beta1 = (1 - alpha1) * share)"]
+        return _finish(console, out, report, SAMPLING_FAILED)
 
     began = time.perf_counter()
     argv = ["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", "--stan", "bundled",
@@ -496,20 +721,30 @@ def main(args) -> int:
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, out)
     rows, pairs = engine_rows(written), agreement(written)
-    passed = all(r.status == "ok" and r.valid for r in written) and bool(pairs) and all(p["passed"] for p in pairs)
+    outcome, advice = run_verdict(written, pairs, reference)
     settings = (f"{args.chains} chains x ({args.warmup} warmup + {args.draws} draws), {args.repeats} "
                 f"repeat{'s' if args.repeats > 1 else ''} per engine, bundled Stan and NumPyro on the CPU")
-    stages.append({"name": "run", "ok": passed, "notes": [], "seconds": time.perf_counter() - began,
+    stages.append({"name": "run", "ok": outcome == SAME, "notes": [], "seconds": time.perf_counter() - began,
                    "line": settings})
     show(console, stages[-1])
     console.print(table(rows))
     for row in rows:
         if row["failed"]:
             console.print(f"  {row['engine']} failed: {', '.join(row['failed'])}", highlight=False, soft_wrap=True)
+    parameters = parameter_rows(written, reference)
+    if parameters:
+        console.print(parameter_table(parameters[:PARAMETERS_SHOWN]))
+    if len(parameters) > PARAMETERS_SHOWN:
+        console.print(f"  ({PARAMETERS_SHOWN} of {len(parameters)} parameters, largest |z| first; all in "
+                      f"{out / 'check.html'})", highlight=False, soft_wrap=True)
     speed, agrees = speed_text(speed_ratio(written)), agreement_text(pairs)
+    why = speed_advice(rows, spec.stan_file, given[0] if given else spec.stan_file.name)
     console.print(f"  speed          {speed}\n  engines agree  {agrees}", highlight=False, soft_wrap=True)
-    report |= {"rows": rows, "settings": settings, "speed": speed, "agrees": agrees}
-    return _finish(console, out, report, passed)
+    for line in why:
+        console.print(f"  speed advice   {line}", highlight=False, soft_wrap=True)
+    report |= {"rows": rows, "settings": settings, "speed": speed, "agrees": agrees, "parameters": parameters,
+               "advice": advice, "speed_advice": why}
+    return _finish(console, out, report, outcome)
 
 
 def command(args) -> str:
@@ -520,10 +755,15 @@ def command(args) -> str:
                        *(str(part) for option, value in options if value is not None for part in (option, value))])
 
 
-def _finish(console: Console, out: Path, report: dict, passed: bool) -> int:
-    """The HTML page; exit 0 when every stage run passed, else 1."""
+def _finish(console: Console, out: Path, report: dict, verdict: str | None) -> int:
+    """The HTML page and the verdict's exit code; ``None``: every stage run passed, the check stopped before the
+    run that gives a verdict (exit 0)."""
     out.mkdir(parents=True, exist_ok=True)
     page = out / "check.html"
-    page.write_text(HTML.render(passed=passed, figure=figure, **report))
-    console.print(f"{'PASS' if passed else 'FAIL'}: {page}", highlight=False, soft_wrap=True)
-    return 0 if passed else 1
+    last = report["stages"][-1]["name"]
+    headline = verdict.upper() if verdict else f"PASS (stopped after {last}: no verdict on the draws)"
+    page.write_text(HTML.render(verdict=verdict, headline=headline, figure=figure, **report))
+    for line in report.get("advice", []):
+        console.print(f"  advice: {line}", highlight=False, soft_wrap=True)
+    console.print(f"{headline}: {page}", highlight=False, soft_wrap=True)
+    return EXIT[verdict] if verdict else 0
