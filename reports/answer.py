@@ -326,10 +326,15 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
 
 def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) -> str:
     """The pairing's answer in words: where the numerator is faster, slower or not clearly either (each model's
-    best-evidenced ratio), what has too few blocks, and when nothing answers, what the records hold instead."""
-    firsts = [(r["title"], r["entries"][0]) for r in rows if r["entries"]]
-    measured = [(t, e) for t, e in firsts if e["state"] == MEASURED]
-    thin = [(t, e) for t, e in firsts if e["state"] != MEASURED]
+    ratios with a verdict at its best-evidenced size, one per machine: two machines may disagree, and the sentence
+    says so), what has too few blocks, and when nothing answers, what the records hold instead."""
+    measured, thin = [], []
+    for r in rows:
+        verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
+        if verdicts:
+            measured += [(r["title"], e) for e in verdicts if e["size"] == verdicts[0]["size"]]
+        elif r["entries"]:
+            thin.append((r["title"], r["entries"][0]))
     name = f"{pairing.numerator_name} against {pairing.denominator_name} (ESS/s per model, compile excluded)"
     if not measured:
         kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
@@ -344,13 +349,17 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
     parts = []
     for direction_name, verb in ((FASTER, f"{pairing.numerator_name} faster"),
                                  (SLOWER, f"{pairing.numerator_name} slower"), (UNCLEAR, "no clear difference")):
-        found = [(t, e) for t, e in measured if e["direction"] == direction_name]
+        found: dict[str, list[dict]] = {}  # title -> its entries in this direction, a machine each
+        for t, e in measured:
+            if e["direction"] == direction_name:
+                found.setdefault(t, []).append(e)
         if found:
             parts.append(f"{verb} on " + ", ".join(
-                f"{t} ({interval(e['ratio'])}, {e['machine']})" for t, e in found))
+                f"{t} ({'; '.join(f'{interval(e['ratio'])}, {e['machine']}' for e in entries)})"
+                for t, entries in found.items()))
     if thin:
         parts.append("insufficient data on " + ", ".join(f"{t} ({no_verdict(e)})" for t, e in thin))
-    missing = len(rows) - len(firsts)
+    missing = sum(1 for r in rows if not r["entries"])
     return (f"{name}: " + "; ".join(parts)
             + (f"; {count(missing)} model(s) not measured." if missing else "."))
 

@@ -685,3 +685,26 @@ def test_lanes_on_disjoint_cores_of_one_campaign_still_pair(tmp_path, fixture_re
     build(write(tmp_path, lanes), tmp_path / "r")
     [model] = headline_of(tmp_path / "r")["models"].values()
     assert model["blocks"] == 5
+
+
+def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_differ():
+    """Two machines with 5 blocks each at default size: one says faster, the other no clear difference. The first
+    screen's sentence names both, each with its machine, not only the first one found."""
+    from reports.answer import MEASURED, answer_sentence
+    from reports.headline import PAIRINGS
+
+    def entry(machine, ratio, direction, size="default"):
+        return {"state": MEASURED, "direction": direction, "ratio": stats.Ratio(*ratio, 5), "machine": machine,
+                "size": size}
+
+    rows = [{"title": "Logistic regression", "entries": [
+        entry("epyc-2core", (1.26, 1.13, 1.30), "faster"),
+        entry("xeon-2core", (1.23, 0.994, 1.42), "no clear difference"),
+        entry("xeon-2core", (1.85, 1.53, 1.92), "faster", size="small")]}, {"title": "GP regression", "entries": []}]
+    sentence = answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
+    assert "JAX-CPU faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core)" in sentence
+    assert "no clear difference on Logistic regression (1.23× (1.01× slower to 1.42×), xeon-2core)" in sentence
+    assert "1.85" not in sentence and sentence.endswith("; 1 model(s) not measured.")  # the best-evidenced size only
+    rows[0]["entries"][1] = entry("xeon-2core", (1.23, 1.1, 1.42), "faster")  # agreeing: one title, both machines
+    assert "faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core; 1.23× (1.10–1.42×), xeon-2core)" in \
+        answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
