@@ -448,7 +448,8 @@ def test_a_port_of_posteriordbs_garch11_is_the_same_posterior_as_its_reference(o
     text = capsys.readouterr().out
     assert code == 0 and "SAME POSTERIOR: " in text, text
     assert "note: the reference has no draws of beta1_share: not checked against it" in text
-    assert "ref. mean" in text and "<th>reference mean</th>" in (out / "check.html").read_text()
+    page = (out / "check.html").read_text()
+    assert "ref. mean" in text and "<th>reference mean</th>" in page and "--reference" in page  # made by, in full
 
 
 def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_interval():

@@ -750,7 +750,8 @@ def main(args) -> int:
 def command(args) -> str:
     """The check as a command line (what the page was made by)."""
     options = [("--data", args.data), ("--model-dir", args.model_dir), ("--size", args.size if args.data is None
-                                                                         else None), ("--seed", args.seed)]
+                                                                         else None), ("--seed", args.seed),
+               ("--reference", args.reference)]
     return shlex.join(["stanjax", "check", *args.target,
                        *(str(part) for option, value in options if value is not None for part in (option, value))])
 
