@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 import models
-from models import ROOT, ModelSpec
+from models import ROOT, ModelSpec, UsageError
 from runner import records
 from runner.config import RunConfig
 from runner.engines import get_engine
@@ -149,10 +150,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     suite's references are (mean, sd and their MCSEs per scalar parameter, over its chains) for those of ``names``
     it holds (``without``: those it does not, e.g. a parameter a port reparameterised); the file's other quantities
     are left out. A file that is not such draws, or holds none of ``names``, is a UsageError."""
-    import zipfile
-
-    from models import UsageError
-    from runner.metrics import parameter_table
+    from runner.metrics import parameter_table  # arviz: imported where a reference is summarised
 
     try:
         if zipfile.is_zipfile(path):
