@@ -357,17 +357,18 @@ def irt_side(name: str, runs: pd.DataFrame) -> str:
 def irt_row(runs: pd.DataFrame) -> dict:
     """Carpenter's claim is about flows where NUTS fails (a centred IRT-2PL's funnels), which this suite does not
     run yet: "not measured here", whatever the records hold. What they hold beside it: whether NUTS fits the
-    non-centred ~1000-parameter model on each side (a valid run: R-hat, divergences, reference), with what ESS and
-    in what time."""
+    ~1000-parameter model on each side (a valid run: R-hat, divergences, reference), with what ESS and in what time;
+    its items are each answered by every student, so its centred difficulties form no funnel."""
     row = {"id": "carpenter", "source": "Carpenter",
            "claim": "realNVP normalising flows with importance resampling, in JAX, fit a centred hierarchical "
                     "IRT-2PL with ~1000 parameters that Stan's NUTS cannot fit well (funnels)",
            "hardware": "not stated",
-           "differs": "this suite has no flow-based fit, and its IRT-2PL is non-centred (the form NUTS handles), so "
-                      "the records only say whether NUTS fits that form on each side. What would measure the "
-                      "claim: the centred IRT-2PL, NUTS on it on both sides, and a realNVP + importance-resampling "
-                      "fit (flowjax) checked against the same reference",
-           "verdict": f"{NOT_MEASURED} (no flow-based fit and no centred IRT-2PL in the suite yet)"}
+           "differs": "this suite has no flow-based fit, and in its IRT-2PL every item is answered by every "
+                      "student, so its centred difficulties are pinned down by their data and form no funnel: "
+                      "the records only say whether NUTS fits that posterior on each side. What would measure the "
+                      "claim: a centred IRT-2PL with funnels (few answers per item), NUTS on it on both sides, and "
+                      "a realNVP + importance-resampling fit (flowjax) checked against the same reference",
+           "verdict": f"{NOT_MEASURED} (no flow-based fit and no funnel-shaped IRT-2PL in the suite yet)"}
     irt = runs[(runs.model_id == claim_model("carpenter")) & runs.n_parameters.notna()]
     if irt.empty:
         return {**row, "measured": "no completed IRT-2PL run in these records"}
@@ -375,7 +376,7 @@ def irt_row(runs: pd.DataFrame) -> dict:
     stan = largest[(largest.family == STAN) & ~largest.retired]
     jax = largest[largest.family == JAX]
     sides = [irt_side(label, group) for label, group in pd.concat([stan, jax]).groupby("label", sort=True)]
-    return {**row, "measured": f"NUTS on the non-centred IRT-2PL, {int(largest.n_parameters.iloc[0]):,} "
+    return {**row, "measured": f"NUTS on the IRT-2PL, {int(largest.n_parameters.iloc[0]):,} "
                                f"parameters at size {', '.join(sorted(set(largest['size'])))}: "
                                + ("; ".join(sides) if sides else "no Stan-CPU or JAX run at that size")}
 

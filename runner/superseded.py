@@ -26,6 +26,9 @@ PATH = ROOT / "results" / "SUPERSEDED"
 RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
     "isa-unrecorded-stan": ("every Stan run whose record names no instruction set",
                             lambda r: r.engine == "stan" and r.isa == ""),
+    "irt-2pl-noncentred": ("every IRT-2PL run of the programs with non-centred difficulties (its record names b_raw)",
+                           lambda r: r.model_id == "irt_synth-irt_2pl_hierarchical"
+                           and any(name.startswith("b_raw") for name in r.metrics.posterior_mean)),
 }
 KEYS = {"why", "fixed_by", "campaigns", "engines", "models", "commits", "rule"}
 

@@ -7,17 +7,16 @@ parameters {
   vector[J] theta;  // abilities; their unit scale identifies the model
   real mu_b;
   real<lower=0> sigma_b;
-  vector[I] b_raw;
+  vector[I] b;  // difficulties, centred: every item is answered by all J students, so its data pin it down
   real<lower=0> sigma_a;
-  vector[I] a_raw;
+  vector[I] a_raw;  // log discriminations / sigma_a: non-centred, as sigma_a is small and poorly known
 }
 model {
   vector[I] a = exp(sigma_a * a_raw);  // discriminations, lognormal(0, sigma_a)
-  vector[I] b = mu_b + sigma_b * b_raw;  // difficulties, normal(mu_b, sigma_b)
   theta ~ std_normal();
   mu_b ~ normal(0, 2);
   sigma_b ~ std_normal();
-  b_raw ~ std_normal();
+  b ~ normal(mu_b, sigma_b);
   sigma_a ~ std_normal();
   a_raw ~ std_normal();
   {

@@ -552,8 +552,8 @@ def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
 
 
 def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
-    """Flows fit a centred IRT-2PL where NUTS fails: the suite runs neither flows nor the centred model, so "not
-    measured here" whatever NUTS did on the non-centred one, which is shown beside it."""
+    """Flows fit a centred IRT-2PL where NUTS fails: the suite runs neither flows nor an IRT-2PL with funnels, so
+    "not measured here" whatever NUTS did on the one it has, which is shown beside it."""
     from reports.build import tidy
     from reports.claims import irt_row
 
@@ -562,10 +562,10 @@ def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
     failing = [replace(r, valid=False, failed_gates=["divergences"]) if r.engine == "numpyro" else r for r in big]
     for recs in (irt, big, failing):
         row = irt_row(tidy(recs))
-        assert row["verdict"] == "not measured here (no flow-based fit and no centred IRT-2PL in the suite yet)"
+        assert row["verdict"] == "not measured here (no flow-based fit and no funnel-shaped IRT-2PL in the suite yet)"
         assert "realNVP" in row["claim"] and "flowjax" in row["differs"]
     row = irt_row(tidy(big))
-    assert "NUTS on the non-centred IRT-2PL, 1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: " \
+    assert "NUTS on the IRT-2PL, 1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: " \
            "min bulk ESS " in row["measured"]
     assert "divergences" in row["measured"] and "s for warmup and sampling" in row["measured"]
 

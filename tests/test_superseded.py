@@ -70,6 +70,16 @@ def test_the_isa_rule_covers_stan_runs_that_name_no_isa():
     assert not any(entry.covers(replace(r, isa="native")) for r in old)
 
 
+def test_the_noncentred_irt_rule_covers_the_runs_of_the_old_programs_only():
+    [entry] = [e for e in superseded.load() if e.rule == "irt-2pl-noncentred"]
+    every = records.read(ROOT / "results")
+    runs = [r for r in every if r.model_id == "irt_synth-irt_2pl_hierarchical"]
+    assert runs and all(entry.covers(r) for r in runs)  # every committed IRT-2PL run predates the centred programs
+    names = {name.replace("b_raw", "b"): v for name, v in runs[0].metrics.posterior_mean.items()}  # the centred b
+    assert not entry.covers(replace(runs[0], metrics=replace(runs[0].metrics, posterior_mean=names)))
+    assert not any(entry.covers(r) for r in every if r.model_id != "irt_synth-irt_2pl_hierarchical")
+
+
 def test_the_committed_file_supersedes_the_gp_runs_made_before_the_openblas_fix():
     """xeon-2core's NumPyro GP runs (OpenBLAS's default threads: NumPyro-CPU 10.1× slower than Stan-CPU) are covered;
     the EPYC's, made after 634c972, are not (by that entry)."""

@@ -20,18 +20,17 @@ parameters {
   vector[J] theta;  // abilities; their unit scale identifies the model
   real mu_b;
   real<lower=0> sigma_b;
-  vector[I] b_raw;
+  vector[I] b;  // difficulties, centred as in the serial program
   real<lower=0> sigma_a;
-  vector[I] a_raw;
+  vector[I] a_raw;  // log discriminations / sigma_a, as in the serial program
 }
 model {
   // Built once here and shared with every slice, rather than rebuilt per slice.
   vector[I] a = exp(sigma_a * a_raw);  // discriminations, lognormal(0, sigma_a)
-  vector[I] b = mu_b + sigma_b * b_raw;  // difficulties, normal(mu_b, sigma_b)
   theta ~ std_normal();
   mu_b ~ normal(0, 2);
   sigma_b ~ std_normal();
-  b_raw ~ std_normal();
+  b ~ normal(mu_b, sigma_b);
   sigma_a ~ std_normal();
   a_raw ~ std_normal();
   // _lupmf: drop constants, like the serial program's `~`.
