@@ -10,7 +10,8 @@ import argparse
 import sys
 
 from models import UsageError
-from runner.commands import campaign, check, compare, compile, history, nightly, reference, report, run, study
+from runner.commands import (campaign, check, compare, compile, history, import_posterior, nightly, reference, report,
+                             run, study)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, check, study, campaign, report, compare, nightly, history, reference, compile):
+    for module in (run, check, study, campaign, report, compare, nightly, history, reference, compile,
+                   import_posterior):
         module.add_parser(verbs)
     return parser
 

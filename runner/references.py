@@ -23,7 +23,7 @@ import numpy as np
 
 import models
 from models import ROOT, ModelSpec, UsageError
-from runner import records
+from runner import diagnose, records
 from runner.config import RunConfig
 from runner.engines import get_engine
 
@@ -31,6 +31,8 @@ REFERENCES_DIR = ROOT / "references"
 # The sampler seed of a reference is RunConfig.sampler_seed(REFERENCE_STREAM): a stream no benchmark repeat uses.
 REFERENCE_STREAM = 2**20
 RHAT_MAX = 1.01
+# How the gate and the report name a reference that is not ours (inference-gym's ground truth, posteriordb's draws).
+OUTSIDE_TRUTH = "outside truth"
 
 
 def path(model_id: str, size: str, folder: Path = REFERENCES_DIR) -> Path:
@@ -53,13 +55,18 @@ def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple
     spec = models.get(model_id)
     external = spec.ground_truth(size) if spec.ground_truth else None
     reference = external or load(model_id, size)
+    if not external and (reference is None or reference["header"]["data_hash"] != data_hash):
+        # a fixed data set (posteriordb's) is every preset's: a reference made at one preset is every one's
+        reference = next((other for name in models.SIZE_NAMES if (other := load(model_id, name))
+                          and other["header"]["data_hash"] == data_hash), reference)
     if reference is None:
         return None, "no ground truth or reference for this model and size"
     if reference["header"]["data_hash"] != data_hash:
         return None, "the reference was made for other data (data hash differs)"
     if external:
-        return reference, reference["header"]["source"]
-    return reference, f"references/{model_id}.{size}.json ({reference['header']['command']})"
+        return reference, f"{OUTSIDE_TRUTH}: {reference['header']['source']}"
+    return reference, (f"references/{model_id}.{reference['header']['size']}.json "
+                       f"({reference['header']['command']})")
 
 
 class NotConverged(RuntimeError):
@@ -84,12 +91,13 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
     names = [p.name for p in spec.summarised]
     start = time.perf_counter()
     handle = engine.compile(spec, placement)
-    batches, seeds, divergences, info = [], [], 0, {}
+    batches, seeds, step_sizes, divergences, info = [], [], [], 0, {}
     for batch in range(max_batches):
         seed = config.sampler_seed(REFERENCE_STREAM + batch)
         result = engine.sample(handle, data, config, seed, placement)
         batches.append(result.draws)
         seeds.append(seed)
+        step_sizes += list(result.stats.step_size) or [np.nan] * config.chains
         divergences += int(result.stats.divergent.sum())
         info = result.info
         draws = {name: np.concatenate([b[name] for b in batches]) for name in names}  # chains side by side
@@ -100,6 +108,12 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
                  f"max R-hat {max_rhat:.4f}, max MCSE {worst_mcse:.4f} sd (target {target_mcse})")
         if max_rhat <= RHAT_MAX and worst_mcse <= target_mcse:
             break
+        found = diagnose.chain_findings(draws, step_sizes) if not max_rhat <= RHAT_MAX else []
+        for finding in found:
+            progress(f"reference: {spec.id} ({config.size}): {finding}")
+        if any(finding.hopeless for finding in found):  # more batches would not free a stuck chain: stop now
+            raise NotConverged(f"{spec.id} ({config.size}): R-hat {max_rhat:.3f} (limit {RHAT_MAX}) after batch "
+                               f"{batch + 1}: {'; '.join(map(str, found))}. {diagnose.ADVICE} No reference written.")
     else:
         raise NotConverged(f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
                            f"(limit {RHAT_MAX}), max MCSE {worst_mcse:.4f} sd (target {target_mcse}): no reference")

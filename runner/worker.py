@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 import models
-from runner import energy, references, validity
+from runner import diagnose, energy, references, validity
 from runner.config import Job
 from runner.engines import get_engine
 from runner.metrics import summarise
@@ -75,6 +75,10 @@ def run_job(job: Job) -> dict:
     data_hash = models.data_hash(data)
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
     gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)
+    if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
+        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.summarised},
+                                        result.stats.step_size)
+        gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
     return {
         "data_hash": data_hash,
         "engine_info": result.info,

@@ -15,7 +15,7 @@ import pytest
 import jax_models
 import models
 from models import ROOT
-from runner import static_checks
+from runner import diagnose, static_checks
 from runner.cli import main
 from runner.commands import check
 
@@ -314,9 +314,9 @@ def metrics(**values):
     return SimpleNamespace(**values)
 
 
-def a_run(engine, failed=(), means=None, sds=None, mcses=None):
+def a_run(engine, failed=(), means=None, sds=None, mcses=None, gates=None):
     means = means or {"mu": 1.0}
-    return metrics(engine=engine, status="ok", failed_gates=list(failed), repeat=0,
+    return metrics(engine=engine, status="ok", failed_gates=list(failed), repeat=0, gates=gates or {},
                    metrics=metrics(posterior_mean=means, posterior_sd=sds or {k: 1.0 for k in means},
                                    posterior_mcse=mcses or {k: 0.02 for k in means}))
 
@@ -333,8 +333,11 @@ def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
     assert advice[1].startswith("NumPyro: R-hat above 1.01")
     assert check.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (check.SAMPLING_FAILED,
                                                                              [check.DISAGREE])
-    crashed = metrics(engine="stan", status="timeout", failed_gates=[], repeat=0)
+    crashed = metrics(engine="stan", status="timeout", failed_gates=[], repeat=0, gates={})
     assert check.run_verdict([crashed, a_run("numpyro")], agree)[1] == ["Stan: a run did not finish: its log says why"]
+    stuck = a_run("numpyro", ["rhat"], gates={"rhat": {"passed": False, "chains": ["chain 2 is stuck: ..."]}})
+    outcome, advice = check.run_verdict([a_run("stan"), stuck], agree)
+    assert advice[1:] == ["NumPyro run 1: chain 2 is stuck: ...", diagnose.ADVICE]
     assert check.EXIT == {check.SAME: 0, check.DIFFERENT: 1, check.SAMPLING_FAILED: 3}
 
 

@@ -32,9 +32,19 @@ QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_ave
 LOADED = MachineLoad(other_processes_cores=1.4, load_average_start=2.5, load_average_end=2.8, loaded=True)
 
 
+def current_names(metrics):
+    """The IRT-2PL's metrics under the centred programs' names (b for b_raw: ``irt-2pl-noncentred`` supersedes a
+    record that names b_raw)."""
+    renamed = {field: {name.replace("b_raw", "b"): value for name, value in getattr(metrics, field).items()}
+               for field in ("posterior_mean", "posterior_mcse", "posterior_sd", "posterior_mcse_sd", "posterior_khat")}
+    return replace(metrics, **renamed)
+
+
 def measured(recs):
-    """Records as a current campaign writes them: a quiet machine recorded, both sides built for the host."""
-    return [replace(r, load=QUIET, isa="native") for r in recs]
+    """Records as a current campaign writes them: a quiet machine recorded, both sides built for the host, the
+    current programs' parameter names."""
+    return [replace(r, load=QUIET, isa="native", metrics=current_names(r.metrics) if r.metrics else r.metrics)
+            for r in recs]
 
 
 def five_blocks(recs):

@@ -82,7 +82,7 @@ def test_the_external_ground_truth_gate_sees_a_third_of_an_sd(shift_sd, scale_sd
     gates = gates_for(draws_like(truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=GYM_ID), truth,
                       model_id=GYM_ID)
     gate = gates["gates"]["reference"]
-    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("inference-gym ")
+    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("outside truth: inference-gym ")
     assert gate["passed"] == passes and gates["valid"] == passes
 
 
@@ -110,7 +110,7 @@ def test_the_stochastic_volatility_ground_truth_gate_sees_a_third_of_an_sd(sv_tr
     gates = gates_for(draws_like(sv_truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=SV_ID), sv_truth,
                       model_id=SV_ID)
     gate = gates["gates"]["reference"]
-    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("inference-gym ")
+    assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("outside truth: inference-gym ")
     assert gate["sd_not_checkable"] == {} and gate["sd_not_checkable_count"] == 0
     assert gate["passed"] == passes and gates["valid"] == passes
     if shift_sd:

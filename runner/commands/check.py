@@ -47,7 +47,7 @@ import jax_models
 import models
 from models import ModelSpec, UsageError
 from reports.stats import MIN_BLOCKS, Ratio, median_ratio
-from runner import density, references, static_checks, validity
+from runner import density, diagnose, references, static_checks, validity
 from runner.campaign import interrupted, run_campaign
 from runner.commands import run
 from runner.engines.stan import check_program
@@ -451,12 +451,15 @@ def run_verdict(records: list, pairs: list[dict], reference: dict | None = None)
     (``--reference``): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
     with the reference: the posterior the two share is not the reference's."""
     failed: dict[str, set[str]] = {}
+    chains = []  # which chains failed R-hat, and how (runner.diagnose), per run
     for r in records:
         for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
             failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
+        chains += [f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
+                   for line in (r.gates.get("rhat") or {}).get("chains", [])]
     if failed:
         return SAMPLING_FAILED, [f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}"
-                                 for gate, engines in failed.items()]
+                                 for gate, engines in failed.items()] + chains + ([diagnose.ADVICE] if chains else [])
     if not pairs or not all(p["passed"] for p in pairs):
         return SAMPLING_FAILED, [DISAGREE]
     if reference is not None:

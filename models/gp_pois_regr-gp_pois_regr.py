@@ -1,0 +1,22 @@
+"""posteriordb's posterior gp_pois_regr-gp_pois_regr: its Stan program and data set as published, and its reference
+posterior as an outside truth (stan-dev/posteriordb at 28f8d3d; models/posteriordb/SOURCE.md). Laid out by `stanjax
+import gp_pois_regr-gp_pois_regr --posteriordb /tmp/posteriordb`."""
+
+from pathlib import Path
+
+from models import ModelSpec, Parameter, posteriordb
+
+SPEC_ID = "gp_pois_regr-gp_pois_regr"
+CARRIED = Path(__file__).parent / "posteriordb"
+generate = posteriordb.fixed_data(CARRIED / "gp_pois_regr.json")
+
+SPEC = ModelSpec(
+    id=SPEC_ID,
+    title="GP Poisson regression, posteriordb",
+    description="posteriordb's gp_pois_regr-gp_pois_regr (stan benchmark, gaussian process model).",
+    regime="latent GP on 11 points: an 11 x 11 Cholesky per gradient, overhead-bound",
+    parameters=(Parameter("rho"), Parameter("alpha"), Parameter("f_tilde", ("N",))),
+    sizes=posteriordb.SIZES,
+    generate=generate,
+    ground_truth=posteriordb.outside_truth(CARRIED / "gp_pois_regr-gp_pois_regr.reference.json", SPEC_ID, generate),
+)
