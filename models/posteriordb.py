@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from models import SIZE_NAMES, data_hash
+
 # posteriordb's data sets are fixed: every size preset is the one data set (a model with sizes {} has one).
-SIZES = {size: {} for size in ("tiny", "small", "default", "large")}
+SIZES = {size: {} for size in SIZE_NAMES}
 
 
 @cache
@@ -42,8 +44,6 @@ def outside_truth(path: Path, model_id: str, generate: Callable[..., dict]) -> C
     """A spec's ``ground_truth``: the carried reference for every size preset, for the data ``generate`` gives
     (their hash in the header, so the gate applies it only to runs on those data)."""
     def truth(size: str) -> dict:
-        from models import data_hash
-
         carried = _carried(path)
         header = {**carried["header"], "model_id": model_id, "size": size, "data_hash": data_hash(generate(0))}
         return {"header": header, "parameters": carried["parameters"]}

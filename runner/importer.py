@@ -13,7 +13,6 @@ import json
 import shlex
 import subprocess
 import textwrap
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 import models
 from models import ROOT, UsageError
 from runner import static_checks
+from runner.references import element_names, from_posteriordb, read_posteriordb_json
 
 LICENCE = """posteriordb's licence (BSD 3-Clause), whose notice its redistributions retain:
 
@@ -122,14 +122,6 @@ def posterior(path: Path, name: str) -> Posterior:
     return found
 
 
-def read_zipped_json(path: Path):
-    with zipfile.ZipFile(path) as archive:
-        members = [m for m in archive.namelist() if m.endswith(".json")]
-        if len(members) != 1:
-            raise UsageError(f"{path}: expected one .json file in the archive, found {len(members)}")
-        return json.loads(archive.read(members[0]))
-
-
 def typed_data(given: dict, program: static_checks.StanProgram, where: str) -> tuple[dict, list[str]]:
     """The entries the program's data block declares, ints as JSON ints and reals as JSON floats; and the keys
     left out (declared by none)."""
@@ -155,16 +147,6 @@ def parameter_text(name: str, shape: tuple) -> str:
         return f'Parameter("{name}")'
     sizes = ", ".join(str(size) if isinstance(size, int) else f'"{size}"' for size in shape)
     return f'Parameter("{name}", ({sizes}{"," if len(shape) == 1 else ""}))'
-
-
-def element_names(parameters: list[tuple[str, tuple]], data: dict) -> list[str]:
-    """Stan's element names of the parameters on these data ("beta[2]", "Sigma[1,2]")."""
-    names = []
-    for name, shape in parameters:
-        resolved = models.Parameter(name, shape).resolve_shape(data)
-        names += [name if not resolved else f"{name}[{','.join(str(i + 1) for i in index)}]"
-                  for index in np.ndindex(*resolved)]
-    return names
 
 
 SPEC_TEMPLATE = '''"""{doc}"""
@@ -222,7 +204,7 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     write(stan_file, f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
                      f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text())
     program = static_checks.read_program(stan_file)
-    data, left_out = typed_data(read_zipped_json(found.data_file), program, found.data_file.name)
+    data, left_out = typed_data(read_posteriordb_json(found.data_file), program, found.data_file.name)
     data_file = carried / f"{found.data_name}.json"
     source = {"source": found.source(found.data_file), "left_out": left_out, "written_by": command}
     if not data_file.exists():
@@ -232,9 +214,8 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     parameters = [(d.name, shape_text(d)) for d in program.parameters]
     truth, truth_doc = "", ", with no reference posterior in posteriordb: make one with `stanjax reference`"
     if found.draws_file and found.draws_file.exists():
-        from runner.references import from_posteriordb
-
-        summary = from_posteriordb(found.draws_file, element_names(parameters, data))
+        shapes = {name: models.Parameter(name, shape).resolve_shape(data) for name, shape in parameters}
+        summary = from_posteriordb(found.draws_file, element_names(shapes))
         header = {"source": f"posteriordb reference draws ({found.source(found.draws_file)}): "
                             f"{summary['chains']} chains of {summary['draws']} draws",
                   "command": command, "without": summary["without"],

@@ -158,6 +158,24 @@ def write(reference: dict, folder: Path = REFERENCES_DIR) -> Path:
     return file
 
 
+def element_names(shapes: dict[str, tuple | None]) -> list[str]:
+    """Stan's names of the parameters' elements ("beta[2]", "Sigma[1,2]"), as the runs' records and posteriordb
+    name them."""
+    return [name if not shape else f"{name}[{','.join(str(i + 1) for i in index)}]"
+            for name, shape in shapes.items() for index in np.ndindex(*(shape or ()))]
+
+
+def read_posteriordb_json(path: Path):
+    """A posteriordb JSON file, or the ``.json.zip`` posteriordb ships it as (one .json member)."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            members = [m for m in archive.namelist() if m.endswith(".json")]
+            if len(members) != 1:
+                raise UsageError(f"{path}: expected one .json file in the archive, found {len(members)}")
+            return json.loads(archive.read(members[0]))
+    return json.loads(Path(path).read_text())
+
+
 def from_posteriordb(path: Path, names: list[str]) -> dict:
     """A reference posterior from posteriordb's reference draws (``reference_posteriors/draws/draws/<posterior>.json``,
     or the ``.json.zip`` posteriordb ships: a list of chains, each {Stan element name: draws}), summarised as this
@@ -167,14 +185,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     from runner.metrics import parameter_table  # arviz: imported where a reference is summarised
 
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                members = [m for m in archive.namelist() if m.endswith(".json")]
-                if len(members) != 1:
-                    raise UsageError(f"{path}: expected one .json file in the archive, found {len(members)}")
-                chains = json.loads(archive.read(members[0]))
-        else:
-            chains = json.loads(Path(path).read_text())
+        chains = read_posteriordb_json(path)
     except (OSError, ValueError, UnicodeDecodeError) as err:
         raise UsageError(f"{path} is not posteriordb reference draws: {err}") from None
     if not (isinstance(chains, list) and chains and all(isinstance(chain, dict) for chain in chains)):

@@ -414,13 +414,6 @@ def engine_rows(records: list) -> list[dict]:
     return rows
 
 
-def element_names(shapes: dict[str, tuple | None]) -> list[str]:
-    """Stan's names of the parameters' elements ("beta[2]", "Sigma[1,2]"), as the runs' records and posteriordb
-    name them."""
-    return [name if not shape else f"{name}[{','.join(str(i + 1) for i in index)}]"
-            for name, shape in shapes.items() for index in np.ndindex(*(shape or ()))]
-
-
 def parameter_rows(records: list, reference: dict | None = None) -> list[dict]:
     """Per parameter (Stan's element names), each engine's mean and sd over its completed runs with the MCSE of
     that mean, and z: the difference of the means over their combined MCSE; the reference's mean and sd beside
@@ -674,7 +667,7 @@ def main(args) -> int:
         raise static_checks.StaticCheckError(as_given(str(err), spec, given)) from None
     reference = None
     if args.reference is not None:
-        reference = references.from_posteriordb(args.reference, element_names(findings.parameters))
+        reference = references.from_posteriordb(args.reference, references.element_names(findings.parameters))
     console.print(f"stanjax check [bold]{spec.id}[/bold] (size {size}, seed {args.seed})")
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
     notes = ([f"ignored data key(s) {', '.join(ignored)}: in neither {spec.stan_file.name}'s data block nor "
