@@ -11,9 +11,9 @@ transformed data {
   array[U * M] int y_flat = to_array_1d(y);  // row-major: user by user
 }
 parameters {
-  real mu;
-  vector[U] b_user;
-  vector[M] b_movie;
+  real mu;  // the grand mean: the biases sum to zero, so they cannot trade off against it
+  sum_to_zero_vector[U] b_user;
+  sum_to_zero_vector[M] b_movie;
   matrix[U, K] user_factors;  // tastes, one per genre
   vector<lower=0>[L] movie_loading;  // how strongly a movie carries each of its genres
 }

@@ -17,9 +17,9 @@ data {
   int<lower=1> grainsize;  // reduce_sum slice size hint; 1 lets the scheduler choose
 }
 parameters {
-  real mu;
-  vector[U] b_user;
-  vector[M] b_movie;
+  real mu;  // the grand mean: the biases sum to zero, so they cannot trade off against it
+  sum_to_zero_vector[U] b_user;
+  sum_to_zero_vector[M] b_movie;
   matrix[U, K] user_factors;  // tastes, one per genre
   vector<lower=0>[L] movie_loading;  // how strongly a movie carries each of its genres
 }
