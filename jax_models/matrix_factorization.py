@@ -4,12 +4,15 @@ import numpyro.distributions as dist
 
 
 def matrix_factorization(U, M, K, L, link_movie, link_genre, y=None):
+    # Deviations from the average user and movie: the biases and each genre's tastes sum to zero (Stan's
+    # sum_to_zero_vector with a std_normal prior: the same density on the same dimensions), so none can trade off
+    # against the grand mean mu
     mu = numpyro.sample("mu", dist.Normal(0.0, 2.0))
-    with numpyro.plate("users", U):
-        b_user = numpyro.sample("b_user", dist.Normal(0.0, 1.0))
-    with numpyro.plate("movies", M):
-        b_movie = numpyro.sample("b_movie", dist.Normal(0.0, 1.0))
-    user_factors = numpyro.sample("user_factors", dist.Normal(0.0, 1.0).expand([U, K]).to_event(2))  # genre tastes
+    b_user = numpyro.sample("b_user", dist.ZeroSumNormal(1.0, event_shape=(U,)))
+    b_movie = numpyro.sample("b_movie", dist.ZeroSumNormal(1.0, event_shape=(M,)))
+    with numpyro.plate("genres", K):
+        tastes = numpyro.sample("tastes", dist.ZeroSumNormal(1.0, event_shape=(U,)))  # tastes[k, u]
+    user_factors = tastes.T
     with numpyro.plate("memberships", L):
         movie_loading = numpyro.sample("movie_loading", dist.LogNormal(0.0, 0.5))
     # zero outside a movie's genres (the data block indexes from 1, as Stan does)

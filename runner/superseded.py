@@ -29,7 +29,17 @@ RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
     "irt-2pl-noncentred": ("every IRT-2PL run of the programs with non-centred difficulties (its record names b_raw)",
                            lambda r: r.model_id == "irt_synth-irt_2pl_hierarchical"
                            and any(name.startswith("b_raw") for name in r.metrics.posterior_mean)),
+    "movielens-free-biases": ("every matrix factorisation run whose user biases' posterior means do not sum to zero "
+                              "(the programs before the biases were declared to)",
+                              lambda r: r.model_id == "movielens_synth-matrix_factorization"
+                              and not biases_sum_to_zero(r)),
 }
+
+
+def biases_sum_to_zero(record: RunRecord) -> bool:
+    """A sum-to-zero vector's draws sum to zero to rounding, and so do their means; free biases' never do."""
+    means = [v for name, v in record.metrics.posterior_mean.items() if name.startswith("b_user[")]
+    return bool(means) and abs(sum(means)) < 1e-6
 KEYS = {"why", "fixed_by", "campaigns", "engines", "models", "commits", "rule"}
 
 

@@ -81,6 +81,21 @@ def test_the_noncentred_irt_rule_covers_the_runs_of_the_old_programs_only():
     assert not any(entry.covers(r) for r in every if r.model_id != "irt_synth-irt_2pl_hierarchical")
 
 
+def test_the_free_biases_rule_covers_matrix_factorisation_runs_whose_biases_do_not_sum_to_zero():
+    [entry] = [e for e in superseded.load() if e.rule == "movielens-free-biases"]
+    every = records.read(ROOT / "results")
+    old = [r for r in every if r.model_id == "movielens_synth-matrix_factorization"
+           and not superseded.biases_sum_to_zero(r)]
+    assert len(old) >= 4 and all(entry.covers(r) for r in old)  # at least the EPYC's two default blocks
+    assert not any(entry.covers(r) for r in every if r.model_id != "movielens_synth-matrix_factorization")
+    # a run of the sum-to-zero programs: its means sum to zero to rounding
+    free = next(r for r in old if r.metrics.posterior_mean)
+    means = {name: v for name, v in free.metrics.posterior_mean.items() if name.startswith("b_user[")}
+    centre = sum(means.values()) / len(means)
+    zero_sum = {**free.metrics.posterior_mean, **{name: v - centre for name, v in means.items()}}
+    assert not entry.covers(replace(free, metrics=replace(free.metrics, posterior_mean=zero_sum)))
+
+
 def test_the_committed_file_supersedes_the_gp_runs_made_before_the_openblas_fix():
     """xeon-2core's NumPyro GP runs (OpenBLAS's default threads: NumPyro-CPU 10.1× slower than Stan-CPU) are covered;
     the EPYC's, made after 634c972, are not (by that entry)."""

@@ -17,21 +17,29 @@ data {
   int<lower=1> grainsize;  // reduce_sum slice size hint; 1 lets the scheduler choose
 }
 parameters {
+  // Deviations from the average user and movie: the biases and each genre's tastes sum to zero over users or
+  // movies, so none can trade off against the grand mean mu (the data see only their sums)
   real mu;
-  vector[U] b_user;
-  vector[M] b_movie;
-  matrix[U, K] user_factors;  // tastes, one per genre
+  sum_to_zero_vector[U] b_user;
+  sum_to_zero_vector[M] b_movie;
+  array[K] sum_to_zero_vector[U] tastes;  // tastes[k][u]: user u's taste for genre k
   vector<lower=0>[L] movie_loading;  // how strongly a movie carries each of its genres
 }
 model {
   matrix[M, K] movie_factors = rep_matrix(0, M, K);  // zero outside a movie's genres
+  matrix[U, K] user_factors;  // the tastes, user by user
+  for (k in 1:K) {
+    user_factors[:, k] = tastes[k];
+  }
   for (l in 1:L) {
     movie_factors[link_movie[l], link_genre[l]] = movie_loading[l];
   }
   mu ~ normal(0, 2);
   b_user ~ std_normal();
   b_movie ~ std_normal();
-  to_vector(user_factors) ~ std_normal();
+  for (k in 1:K) {
+    tastes[k] ~ std_normal();
+  }
   movie_loading ~ lognormal(0, 0.5);
   // logit[u, m] = movie_terms[m] * user_terms[u]' = mu + b_user[u] + b_movie[m] + user_factors[u] * movie_factors[m]'
   // (the biases ride along as two extra columns). Built once here and shared with every slice.
