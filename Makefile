@@ -9,7 +9,7 @@ UV_VERSION := 0.9.30
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry
+.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry docs
 space := $(subst ,, )
 
 install: $(INSTALLED)
@@ -35,6 +35,11 @@ test: $(INSTALLED) browser precompile
 
 test-fast: $(INSTALLED)
 	$(BIN)/python -m pytest -m "not slow and not stan"
+
+# The documentation site (mkdocs.yml): --strict fails on a broken link, a missing page or a docstring mkdocstrings
+# cannot read; tests/test_docs.py builds it too.
+docs: $(INSTALLED)
+	$(BIN)/mkdocs build --strict
 
 # Compiles into httpstan's cache (~/.cache/httpstan), keyed by program text and interpreter: seconds once done.
 precompile: $(INSTALLED)
@@ -89,7 +94,8 @@ gpu-carry: $(INSTALLED)
 lock:
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/pip install --quiet uv==$(UV_VERSION)
-	.venv-lock/bin/uv pip compile --python-version 3.12 --extra test --generate-hashes pyproject.toml -o requirements.lock
+	.venv-lock/bin/uv pip compile --python-version 3.12 --extra test --extra docs --generate-hashes pyproject.toml \
+	  -o requirements.lock
 
 clean:
 	rm -rf $(VENV) .venv-lock out build .cache .gpu-carry

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runner import records, references
+from stanjax.runner import records, references
 
 
 def main(argv: list[str] | None = None) -> int:

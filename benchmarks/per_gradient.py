@@ -74,7 +74,7 @@ def stan_module(stan_file: Path, build: str):
     import httpstan.models
     import stan.common
 
-    from runner.engines.stan import HttpstanBackend
+    from stanjax.runner.engines.stan import HttpstanBackend
 
     if build != "baseline":
         return httpstan.models.import_services_extension_module(
@@ -93,7 +93,7 @@ def stan_module(stan_file: Path, build: str):
 
 def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float]:
     """One chain of NUTS: (ms per gradient by Stan's sampling clock, seconds that clock read)."""
-    from runner.engines.stan import _parse_elapsed, _run_chains, sample_table
+    from stanjax.runner.engines.stan import _parse_elapsed, _run_chains, sample_table
 
     [output] = _run_chains(module, arguments, chains=1)
     columns, table = sample_table(output, arguments["num_samples"])
@@ -118,9 +118,9 @@ def applies(kind: str, alt: str | None) -> bool:
 def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str],
                 init_radius: float):
     """Per (row, build): a function that runs one repetition and returns ms per gradient."""
-    import models as registry
-    from runner.config import RunConfig
-    from runner.engines.stan import nuts_arguments
+    from stanjax import models as registry
+    from stanjax.runner.config import RunConfig
+    from stanjax.runner.engines.stan import nuts_arguments
 
     timers = {}
     for label, model_id, alt in rows(models, alts):
@@ -151,13 +151,13 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
     """Per (row, isa): a function that runs one repetition and returns ms per gradient."""
     import importlib.util
 
-    from runner.config import Placement, RunConfig
-    from runner.engines.jax_setup import initial_points, start_jax
+    from stanjax.runner.config import Placement, RunConfig
+    from stanjax.runner.engines.jax_setup import initial_points, start_jax
 
     jax = start_jax(Placement(isa=isa), chains=1)
     jax.config.update("jax_enable_compilation_cache", False)  # nothing to gain here; keeps the cache clean
-    import jax_models
-    import models as registry
+    from stanjax import jax_models
+    from stanjax import models as registry
 
     timers = {}
     for label, model_id, alt in rows(models, alts):
@@ -176,10 +176,10 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
         point = jax.tree.map(lambda x: x[0], points)
         value_and_grad = jax.value_and_grad(potential)
 
-        def steps(z, n):
+        def steps(z, n):  # jitted and run within this iteration: the loop's value_and_grad is the one it sees
             def body(_, carry):
                 z, total = carry
-                value, gradient = value_and_grad(z)
+                value, gradient = value_and_grad(z)  # noqa: B023
                 return jax.tree.map(lambda x, g: x + 1e-300 * g, z, gradient), total + value
             return jax.lax.fori_loop(0, n, body, (z, 0.0))
 

@@ -6,4 +6,4 @@ import importlib
 
 def load(model_name: str):
     """The NumPyro model function for a model name (the part of a posterior ID after the hyphen)."""
-    return getattr(importlib.import_module(f"jax_models.{model_name}"), model_name)
+    return getattr(importlib.import_module(f"stanjax.jax_models.{model_name}"), model_name)

@@ -183,7 +183,7 @@ class ModelSpec:
 
 def _load_spec(path: Path) -> ModelSpec:
     """The file's ``SPEC``; a file that fails to import or defines no valid SPEC is a SpecError naming it."""
-    module_spec = importlib.util.spec_from_file_location(f"models._spec_{path.stem.replace('-', '__')}", path)
+    module_spec = importlib.util.spec_from_file_location(f"stanjax.models._spec_{path.stem.replace('-', '__')}", path)
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)
@@ -227,8 +227,7 @@ def add_model_dir(folder: Path) -> list[str]:
 def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
     """A model folder's specs, their files checked; its NumPyro models importable as ``jax_models.<model>``
     (the folder joins the package's path, so every engine loads them as it loads this repository's)."""
-    import jax_models
-
+    from stanjax import jax_models
     homes = {spec.model_name: spec.jax_file for spec in taken.values()}
     homes |= {p.stem: p for p in JAX_MODELS_DIR.glob("*.py")}
     found = {}

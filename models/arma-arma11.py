@@ -14,7 +14,7 @@ density changes by a constant), and the runs' agreement with that reference show
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "arma-arma11"
 CARRIED = Path(__file__).parent / "posteriordb"

@@ -10,7 +10,7 @@ benchmark should hinge on.
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 N_CONTINUOUS = 10
 MIN_RATE = 0.01

@@ -4,7 +4,7 @@ out by `stanjax import dogs-dogs --posteriordb /tmp/posteriordb`."""
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "dogs-dogs"
 CARRIED = Path(__file__).parent / "posteriordb"

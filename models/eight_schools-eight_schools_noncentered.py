@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter
+from stanjax.models import ModelSpec, Parameter
 
 # Rubin (1981), Table 2: estimated coaching effects and their standard errors.
 EFFECTS = (28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0)

@@ -1,6 +1,6 @@
 """A fixed 1-D target without data: rlouf's 2020 four-component Gaussian mixture (1e9 RWMH samples in 25 s)."""
 
-from models import ModelSpec, Parameter
+from stanjax.models import ModelSpec, Parameter
 
 
 def generate(seed: int) -> dict:

@@ -4,7 +4,7 @@ import gp_pois_regr-gp_pois_regr --posteriordb /tmp/posteriordb`."""
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "gp_pois_regr-gp_pois_regr"
 CARRIED = Path(__file__).parent / "posteriordb"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, N: int) -> dict:

@@ -6,7 +6,7 @@ The package's targets and its ``internal/data.py`` import TensorFlow; the module
 by the authors' long Stan runs) import only NumPy, so they are loaded by file path, without the package's
 ``targets`` package. A ground truth gives, per quantity, the posterior mean, the standard error of that mean and
 the posterior sd; it gives no standard error of the sd (``mcse_sd`` None), so the gate scales the mean's standard
-error as the run's own MCSEs scale (:func:`runner.validity.with_sd_errors`): the normal-theory se_mean / sqrt(2)
+error as the run's own MCSEs scale (:func:`stanjax.runner.validity.with_sd_errors`): the normal-theory se_mean / sqrt(2)
 would understate it for a heavy-tailed quantity.
 """
 
@@ -53,7 +53,7 @@ def ground_truth(target: str, quantities: dict[str, str], model_id: str, size: s
     ``quantities``: our parameter name -> the target's quantity under its identity transformation (``avg_effect``
     for ``IDENTITY_AVG_EFFECT_MEAN`` ..., ``""`` for a target whose one quantity is unnamed: ``IDENTITY_MEAN``).
     Multi-dimensional quantities get our 1-based names (``theta[3]``)."""
-    from models import data_hash
+    from stanjax.models import data_hash
 
     relative = f"targets/ground_truth/{target}.py"
     truth = module(relative)

@@ -18,7 +18,7 @@ brownian_motion_missing_middle_observations.py`` (unnamed quantity ``IDENTITY_ME
 
 import numpy as np
 
-from models import ModelSpec, Parameter, gym
+from stanjax.models import ModelSpec, Parameter, gym
 
 ID = "gym_brownian-brownian_motion_missing_middle"
 DATASET = "brownian_motion_missing_middle_observations"

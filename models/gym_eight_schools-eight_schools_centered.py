@@ -7,7 +7,7 @@ The data are the eight-schools values the target holds in its own code (Rubin 19
 
 import numpy as np
 
-from models import ModelSpec, Parameter, gym
+from stanjax.models import ModelSpec, Parameter, gym
 
 ID = "gym_eight_schools-eight_schools_centered"
 # inference_gym/targets/eight_schools.py: treatment_effects and treatment_stddevs

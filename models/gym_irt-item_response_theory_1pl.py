@@ -29,7 +29,7 @@ and ``question_difficulty`` are reported as quantities (Stan generated quantitie
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError, gym
+from stanjax.models import ModelSpec, Parameter, SizeError, gym
 
 ID = "gym_irt-item_response_theory_1pl"
 SHUFFLE_SEED = 1337  # internal/data.py: synthetic_item_response_theory(shuffle=True, shuffle_seed=1337)

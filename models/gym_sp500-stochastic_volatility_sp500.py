@@ -48,7 +48,7 @@ and first state non-centred: 11 of 20 invalid; centred first state with the stat
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError, gym
+from stanjax.models import ModelSpec, Parameter, SizeError, gym
 
 ID = "gym_sp500-stochastic_volatility_sp500"
 # T -> the ground-truth module of the inference-gym target on those data

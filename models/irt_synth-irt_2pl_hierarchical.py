@@ -13,7 +13,7 @@ batches of 8 chains, 0.05 sd).
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 
 def generate(seed: int, I: int, J: int) -> dict:

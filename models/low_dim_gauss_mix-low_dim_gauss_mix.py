@@ -4,7 +4,7 @@ reference posterior as an outside truth (stan-dev/posteriordb at 28f8d3d; models
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "low_dim_gauss_mix-low_dim_gauss_mix"
 CARRIED = Path(__file__).parent / "posteriordb"

@@ -28,7 +28,7 @@ posterior is multimodal (which overlapping component is the wide one), so the da
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 LOCATIONS = (-5.0, -1.0, 3.0, 7.0)
 SCALES = (1.0, 1.2, 0.8, 1.5)

@@ -28,7 +28,7 @@ runs of 4 x 1000 draws (two blocks on the AMD EPYC) was valid on either side: mi
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 # Besides its primary genre (movie m: genre m mod K, so every genre has M // K movies or more), a movie carries
 # each other genre with this probability.

@@ -4,7 +4,7 @@ outside truth (stan-dev/posteriordb at 28f8d3d; models/posteriordb/SOURCE.md). L
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "sblrc-blr"
 CARRIED = Path(__file__).parent / "posteriordb"

@@ -6,7 +6,7 @@ exp(h / 2), which breaks prior-predictive checks (and broke the density test whi
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError, exact_exp
+from stanjax.models import ModelSpec, Parameter, SizeError, exact_exp
 
 
 def generate(seed: int, T: int) -> dict:

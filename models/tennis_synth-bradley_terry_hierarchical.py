@@ -22,7 +22,7 @@ players leave ``sigma_player`` less certain, which widens the centred funnel): c
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError
+from stanjax.models import ModelSpec, Parameter, SizeError
 
 TRUE_SIGMA_PLAYER = 0.8
 # Players' average matches (2 * n_matches / n_players) from which the skills are sampled centred.

@@ -17,11 +17,11 @@ import re
 import numpy as np
 import pandas as pd
 
-import models
-from reports.headline import PAIRINGS, SETUP, Pairing, answerable, left_out_text, preference
-from reports.numbers import count, interval, times
-from reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
-from runner.engines import STAN
+from stanjax import models
+from stanjax.reports.headline import PAIRINGS, SETUP, Pairing, answerable, left_out_text, preference
+from stanjax.reports.numbers import count, interval, times
+from stanjax.reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
+from stanjax.runner.engines import STAN
 
 MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
 FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"

@@ -19,11 +19,11 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-import models
-from reports import answer, claims, figures, glossary, headline, numbers, stats
-from runner import records, references, superseded, validity
-from runner.engines import ENGINES, STAN, family
-from runner.records import RunRecord
+from stanjax import models
+from stanjax.reports import answer, claims, figures, glossary, headline, numbers, stats
+from stanjax.runner import records, references, superseded, validity
+from stanjax.runner.engines import ENGINES, STAN, family
+from stanjax.runner.records import RunRecord
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
@@ -272,7 +272,7 @@ def markdown_cell(value):
 def environment(markdown: bool) -> jinja2.Environment:
     """Templates escape every value from a record, in HTML and in the Markdown summary alike (GitHub renders both:
     a record's ``<script>`` must stay text)."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reports", "templates"), autoescape=True,
+    env = jinja2.Environment(loader=jinja2.PackageLoader("stanjax.reports", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=markdown, lstrip_blocks=markdown,
                              finalize=markdown_cell if markdown else None)
     env.filters["fmt"] = numbers.number

@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import models
-from reports import answer
-from reports.headline import is_jax, is_stan, paired_blocks
-from reports.numbers import count, interval, number, span, speed, times
-from reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
-from runner import records
-from runner.engines import JAX, STAN
+from stanjax import models
+from stanjax.reports import answer
+from stanjax.reports.headline import is_jax, is_stan, paired_blocks
+from stanjax.reports.numbers import count, interval, number, span, speed, times
+from stanjax.reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
+from stanjax.runner import records
+from stanjax.runner.engines import JAX, STAN
 
 TOLERANCE = 1.5
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"

@@ -10,17 +10,17 @@ import html
 import io
 
 import matplotlib
+import numpy as np
+import pandas as pd
 from matplotlib import ticker
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-import numpy as np
-import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
-from reports.answer import title_of  # noqa: E402
-from runner import records  # noqa: E402
+from stanjax.reports.answer import title_of  # noqa: E402
+from stanjax.runner import records  # noqa: E402
 
 # Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext.
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "text.parse_math": False})
@@ -278,7 +278,7 @@ def mark_invalid_and_failed(axes_columns, runs: pd.DataFrame, x: str, colours: d
 def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict],
                   colours: dict, title: str) -> str:
     """One model on one machine, every run of the study: ESS/s vs N (``crossovers``, from
-    :func:`reports.claims.crossovers`, marked) and ms per gradient vs N (with the GPU's memory-bandwidth roofline
+    :func:`stanjax.reports.claims.crossovers`, marked) and ms per gradient vs N (with the GPU's memory-bandwidth roofline
     for a dense design of ``features`` columns, when the GPU is known); medians of valid runs joined by lines,
     invalid and failed runs marked."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reports.stats import LEVEL, MIN_BLOCKS
-from runner import validity
+from stanjax.reports.stats import LEVEL, MIN_BLOCKS
+from stanjax.runner import validity
 
 RHAT = getattr(validity, "RHAT_MAX", 1.01)
 DIVERGENCES = getattr(validity, "DIVERGENCE_MAX_SHARE", 0.01)

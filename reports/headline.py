@@ -18,10 +18,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from reports.stats import MIN_BLOCKS, block_ratios_with_geomean
-from runner.engines import ENGINES, JAX, STAN
-from runner.records import MEASUREMENT_FIELDS as KEYS
-from runner.records import PROBLEM_FIELDS
+from stanjax.reports.stats import MIN_BLOCKS, block_ratios_with_geomean
+from stanjax.runner.engines import ENGINES, JAX, STAN
+from stanjax.runner.records import MEASUREMENT_FIELDS as KEYS
+from stanjax.runner.records import PROBLEM_FIELDS
 
 # What two engine setups must share to be paired: the problem, less the cores, which a campaign gives each lane of
 # its own (a GPU campaign's GPU and CPU lanes run at once on disjoint cores, each record says which); the pairing

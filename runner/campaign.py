@@ -15,15 +15,14 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+import msgspec
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-import msgspec
-
-import models
-from models import ROOT
-from runner import records, validity
-from runner.config import Job
-from runner.records import RunRecord
+from stanjax import models
+from stanjax.models import ROOT
+from stanjax.runner import records, validity
+from stanjax.runner.config import Job
+from stanjax.runner.records import RunRecord
 
 ERROR_TAIL_LINES = 20
 # One spelling of the interpreter for every worker: httpstan's model cache key includes the executable's path,
@@ -62,9 +61,10 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
     }
 
 
-def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
+def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None = None) -> dict:
     """The worker's part of the record, or ``status`` and the last lines of its output when it failed; with the
-    load of the machine beside it either way (on the job's own cores where it was pinned to some)."""
+    load of the machine beside it either way (on the job's own cores where it was pinned to some). The worker
+    saves the run's draws to ``draws_file`` where one is given."""
     core_ids = job_core_ids(job)
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
@@ -75,7 +75,8 @@ def run_one(job: Job, timeout_s: float, log_dir: Path) -> dict:
         with open(log_file, "w") as log:
             # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains); the
             # worker ends itself if this process dies (runner.worker.die_with_the_campaign).
-            proc = subprocess.Popen([WORKER_PYTHON, "-m", "runner.worker", str(job_file), str(result_file)],
+            proc = subprocess.Popen([WORKER_PYTHON, "-m", "stanjax.runner.worker", str(job_file), str(result_file),
+                                     *([str(draws_file)] if draws_file else [])],
                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                     env={"OPENBLAS_NUM_THREADS": str(job.blas_threads()), **records.worker_env(),
                                          "STANJAX_CAMPAIGN_PID": str(os.getpid())})
@@ -244,12 +245,14 @@ class Recorder:
         self.rerun: list[str] = []
         self._lock = threading.Lock()
 
-    def run(self, job: Job, study: str = "", timeout_s: float | None = None) -> RunRecord:
+    def run(self, job: Job, study: str = "", timeout_s: float | None = None,
+            draws_file: Path | None = None) -> RunRecord:
         """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record, rerunning it
         while it was measured on a loaded machine and reruns are left; a failed job becomes a record too.
-        ``study`` names the scaling study the run belongs to ("" for campaigns). The last record."""
+        ``study`` names the scaling study the run belongs to ("" for campaigns); ``draws_file`` receives the
+        draws (the API's ``sample``). The last record."""
         for attempt in range(self.reruns + 1):
-            record = self._run_once(job, study, timeout_s)
+            record = self._run_once(job, study, timeout_s, draws_file)
             if record.status != "ok" or not (record.load and record.load.loaded) or attempt == self.reruns:
                 return record
             busy = record.load.other_processes_cores
@@ -259,8 +262,8 @@ class Recorder:
             wait_for_quiet(job_core_ids(job), self.quiet_wait_s, self.say)
         return record
 
-    def _run_once(self, job: Job, study: str, timeout_s: float | None) -> RunRecord:
-        outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir)
+    def _run_once(self, job: Job, study: str, timeout_s: float | None, draws_file: Path | None) -> RunRecord:
+        outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir, draws_file)
         record = msgspec.convert({**base_record(job, self.campaign_id, study), **outcome}, RunRecord,
                                  from_attributes=True)
         with self._lock:

@@ -9,9 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from models import UsageError
-from runner.commands import (campaign, check, compare, compile, history, import_posterior, nightly, reference, report,
-                             run, study)
+from stanjax.models import UsageError
+from stanjax.runner.commands import (
+    campaign,
+    check,
+    compare,
+    compile,
+    history,
+    import_posterior,
+    nightly,
+    reference,
+    report,
+    run,
+    study,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

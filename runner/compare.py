@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import statistics
 
-from runner import records, references, superseded
-from runner.engines import STAN, family
-from runner.records import MeasurementKey, RunRecord
+from stanjax.runner import records, references, superseded
+from stanjax.runner.engines import STAN, family
+from stanjax.runner.records import MeasurementKey, RunRecord
 
 THRESHOLD = 0.10
 ALPHA = 0.05

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-import jax_models
-from models import ModelSpec
+from stanjax import jax_models
+from stanjax.models import ModelSpec
 
 TOLERANCE = 1e-6  # log density units: a posterior that differs by less is not told apart by any sampler
 ROUNDING = 1e-11  # times the largest |log density| at the points: rounding of long sums, summed in another order
@@ -97,8 +97,7 @@ def stan_model(spec: ModelSpec, data: dict, stan_file: Path | None = None, rando
     sampling, pystan's place for it): the module the bundled Stan engine runs (built for the host's ISA, found in
     httpstan's cache by its program text)."""
     import stan
-
-    from runner.engines.stan import HttpstanBackend
+    from stanjax.runner.engines.stan import HttpstanBackend
 
     return stan.build(HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data,
                       random_seed=random_seed)

@@ -1,6 +1,6 @@
 """Which chains failed, and how, when R-hat says they disagree: a stuck chain (a parameter that never moved), a
 collapsed step size, or a chain that sits away from the others; named with the parameters, so that a user needs no
-script against the draws to find them. Read by the R-hat gate of a run (:mod:`runner.worker`) and by
+script against the draws to find them. Read by the R-hat gate of a run (:mod:`stanjax.runner.worker`) and by
 ``stanjax reference`` after each batch (a stuck chain stops it at once: more batches would not free it).
 """
 

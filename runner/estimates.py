@@ -7,10 +7,10 @@ import math
 import statistics
 from collections import defaultdict
 
-import models
-from runner import records
-from runner.config import Job
-from runner.records import RunRecord
+from stanjax import models
+from stanjax.runner import records
+from stanjax.runner.config import Job
+from stanjax.runner.records import RunRecord
 
 GUESS_S = 180.0  # a run with no earlier record of anything like it
 MEASUREMENT_OVERHEAD_S = 10.0

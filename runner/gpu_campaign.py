@@ -30,16 +30,16 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import models
-from runner import records, studies
-from runner.campaign import Recorder
-from runner.commands.run import block_order, with_threads
-from runner.config import Job, RunConfig, campaign_entropy
-from runner.estimates import Estimator
-from runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
-from runner.records import RunRecord
-from runner.studies import ITERATIONS, STUDIES
-from runner.suites import QUICK_MODELS
+from stanjax import models
+from stanjax.runner import records, studies
+from stanjax.runner.campaign import Recorder
+from stanjax.runner.config import Job, RunConfig, campaign_entropy
+from stanjax.runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
+from stanjax.runner.estimates import Estimator
+from stanjax.runner.plan import block_order, with_threads
+from stanjax.runner.records import RunRecord
+from stanjax.runner.studies import ITERATIONS, STUDIES
+from stanjax.runner.suites import QUICK_MODELS
 
 GPU_JAX_ENGINES = tuple(name for name in ENGINE_NAMES if entry(name).family == JAX)
 BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from runner import records
+from stanjax.runner import records
 
 
 def new_folder(history: Path, prefix: str = "nightly") -> Path:

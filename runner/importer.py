@@ -2,7 +2,7 @@
 
 What is carried is the posterior's own: its Stan program (unchanged, a header naming where it came from), its data
 set (the entries the program declares, typed as declared) and, where posteriordb has reference draws, their summary
-as an outside truth (:mod:`models.posteriordb`). Never posteriordb's code. What the user writes is the NumPyro port,
+as an outside truth (:mod:`stanjax.models.posteriordb`). Never posteriordb's code. What the user writes is the NumPyro port,
 of which a stub with the data signature and the parameters to sample is laid out.
 """
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-import models
-from models import ROOT, UsageError
-from runner import static_checks
-from runner.references import element_names, from_posteriordb, read_posteriordb_json
+from stanjax import models
+from stanjax.models import ROOT, UsageError
+from stanjax.runner import static_checks
+from stanjax.runner.references import element_names, from_posteriordb, read_posteriordb_json
 
 LICENCE = """posteriordb's licence (BSD 3-Clause), whose notice its redistributions retain:
 
@@ -153,7 +153,7 @@ SPEC_TEMPLATE = '''"""{doc}"""
 
 from pathlib import Path
 
-from models import ModelSpec, Parameter, posteriordb
+from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "{name}"
 CARRIED = Path(__file__).parent / "posteriordb"

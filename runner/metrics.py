@@ -11,8 +11,8 @@ import numpy as np
 from arviz_base import from_dict
 from arviz_stats.base import array_stats
 
-from runner.engines import SampleResult
-from runner.records import RunMetrics
+from stanjax.runner.engines import SampleResult
+from stanjax.runner.records import RunMetrics
 
 
 def _drop_lazy_jax_placeholders() -> None:
@@ -118,7 +118,7 @@ def summarise(result: SampleResult, parameter_names: list[str],
     parameter (a constant chain, a non-finite draw) propagates into the minimum ESS and maximum R-hat, so the
     validity gates see it; ``worst_parameter`` names it. With ``superchain_ids`` (each chain's superchain, for
     chains that started in superchains) also the largest nested R-hat. Every parameter's Pareto k-hat goes with its
-    sd: the reference gate checks an sd only where k-hat says its MCSE is defined (:mod:`runner.validity`).
+    sd: the reference gate checks an sd only where k-hat says its MCSE is defined (:mod:`stanjax.runner.validity`).
     """
     table = parameter_table(result.draws, parameter_names)
     nested = None

@@ -2,7 +2,7 @@
 
 This module owns the schema: the record type, its version and the migrations of older versions, reading and
 writing, and the keys every consumer groups by (:class:`MeasurementKey`: repeats of one measurement;
-:class:`runner.config.RunKey`: a run already done). Appends are flushed and fsync'ed one record at a time, so a
+:class:`stanjax.runner.config.RunKey`: a run already done). Appends are flushed and fsync'ed one record at a time, so a
 killed campaign keeps every finished run. The reader keeps every intact record: a line that is not a JSON object
 (a torn line, a corrupted line), a run that does not fit the type or a record of an unknown schema is skipped with
 a warning naming the file and lines; only a file of nothing but records of another schema is refused.
@@ -26,9 +26,9 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from models import ROOT, UsageError
-from runner.config import RunConfig, RunKey
-from runner.engines import label
+from stanjax.models import ROOT, UsageError
+from stanjax.runner.config import RunConfig, RunKey
+from stanjax.runner.engines import label
 
 SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
@@ -85,7 +85,7 @@ def _v2_to_v3(record: dict) -> dict:
 def _v2_clocks(timings: dict, engine: str) -> dict:
     """Schema 2's ``run_s`` was the user clock already (Stan: the sample call's wall; JAX: warmup and sampling to
     block_until_ready, the host copy left out). Stan's sampler clock follows from the per-chain elapsed times the
-    record kept, as :func:`runner.engines.stan._stan_split` computes it now; a JAX run's warmup and sampling were
+    record kept, as :func:`stanjax.runner.engines.stan._stan_split` computes it now; a JAX run's warmup and sampling were
     its sampler clock already. The recorded ms per gradient keeps its meaning (see ``runner.metrics``)."""
     timings = {k: v for k, v in timings.items() if k != "run_s"} | {"user_s": timings["run_s"]}
     detail = timings.get("detail") or {}
@@ -183,7 +183,7 @@ class Provenance(msgspec.Struct, kw_only=True):
 
 
 class RunTimings(msgspec.Struct, kw_only=True):
-    """Seconds of a completed run on the two clocks every engine keeps (:class:`runner.engines.Timings`):
+    """Seconds of a completed run on the two clocks every engine keeps (:class:`stanjax.runner.engines.Timings`):
     ``user_s``, data handed over to draws in host arrays (the ESS/s denominator), and ``sampler_s`` = ``warmup_s``
     + ``sampling_s``, the sampler's own computation; compilation in neither (``compile_s``)."""
 
@@ -198,7 +198,7 @@ class RunTimings(msgspec.Struct, kw_only=True):
 
 
 class RunMetrics(msgspec.Struct, kw_only=True):
-    """What :func:`runner.metrics.summarise` computes from the draws: the one diagnostics path for all engines."""
+    """What :func:`stanjax.runner.metrics.summarise` computes from the draws: the one diagnostics path for all engines."""
 
     n_parameters: int
     min_ess_bulk: float
@@ -236,7 +236,7 @@ class MachineLoad(msgspec.Struct, kw_only=True):
 
 
 class SourceEnergy(msgspec.Struct, kw_only=True):
-    """What one power source measured over a run's metered span (:mod:`runner.energy`): joules and mean watts
+    """What one power source measured over a run's metered span (:mod:`stanjax.runner.energy`): joules and mean watts
     (joules ÷ the span's seconds) from the readings it gave, or ``missing``, why it gave none (a missing sensor is
     never recorded as 0 J); a GPU's peak memory in use, every process's, as NVML reports it."""
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-import models
-from models import ROOT, ModelSpec, UsageError
-from runner import diagnose, records
-from runner.config import RunConfig
-from runner.engines import get_engine
+from stanjax import models
+from stanjax.models import ROOT, ModelSpec, UsageError
+from stanjax.runner import diagnose, records
+from stanjax.runner.config import RunConfig
+from stanjax.runner.engines import get_engine
 
 REFERENCES_DIR = ROOT / "references"
 # The sampler seed of a reference is RunConfig.sampler_seed(REFERENCE_STREAM): a stream no benchmark repeat uses.
@@ -82,8 +82,10 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
     """Sample ``spec`` in batches of ``config.chains`` chains with ``engine_name`` until every parameter's MCSE of
     the mean and of the sd is at most ``target_mcse`` sds and R-hat <= 1.01; the summary with its header.
     Raises NotConverged when ``max_batches`` do not reach that (nothing written)."""
-    from runner.engines import entry
-    from runner.metrics import parameter_table  # arviz: imported where a reference is made, not by every command
+    from stanjax.runner.engines import entry
+    from stanjax.runner.metrics import (
+        parameter_table,  # arviz: imported where a reference is made, not by every command
+    )
 
     data = spec.data(config.size, config.data_seed())
     engine = get_engine(engine_name)
@@ -182,7 +184,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     suite's references are (mean, sd and their MCSEs per scalar parameter, over its chains) for those of ``names``
     it holds (``without``: those it does not, e.g. a parameter a port reparameterised); the file's other quantities
     are left out. A file that is not such draws, or holds none of ``names``, is a UsageError."""
-    from runner.metrics import parameter_table  # arviz: imported where a reference is summarised
+    from stanjax.runner.metrics import parameter_table  # arviz: imported where a reference is summarised
 
     try:
         chains = read_posteriordb_json(path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jax_models.gaussian_mixture_target import LOCATIONS, SCALES, WEIGHTS
+from stanjax.jax_models.gaussian_mixture_target import LOCATIONS, SCALES, WEIGHTS
 
 
 def mixture_logdensity_jax(x):

@@ -2,12 +2,12 @@
 
 As in TFP-on-JAX's sharded logistic regression and matrix factorisation: the data arrays are placed with a
 ``NamedSharding`` over a one-axis mesh, and jit partitions the log density and its gradient (each device sums
-its rows; XLA adds the all-reduce). ``python -m runner.sharding`` checks on the visible devices that the sharded
+its rows; XLA adds the all-reduce). ``python -m stanjax.runner.sharding`` checks on the visible devices that the sharded
 log density and gradient equal the single-device ones and that a short NUTS run works on sharded data (the
 data enter every jitted function as arguments: a closed-over array would be replicated, not split); with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` a CPU stands in for 8 devices.
 
-Several processes (several hosts, or one host split for a test): ``python -m runner.sharding --processes N
+Several processes (several hosts, or one host split for a test): ``python -m stanjax.runner.sharding --processes N
 --process-id I --coordinator HOST:PORT`` on each calls :func:`start_distributed` (``jax.distributed.initialize``,
 CPU collectives through gloo) before anything else touches JAX; ``jax.devices()`` then lists every process's
 devices, the same mesh spans them, and each process places only its own rows (``make_array_from_callback``). On
@@ -25,8 +25,7 @@ import time
 
 import numpy as np
 
-import jax_models
-import models
+from stanjax import jax_models, models
 
 MESH_AXIS = "rows"
 
@@ -179,7 +178,7 @@ def main(argv: list[str]) -> int:
 
     import numpyro
 
-    parser = argparse.ArgumentParser(prog="python -m runner.sharding")
+    parser = argparse.ArgumentParser(prog="python -m stanjax.runner.sharding")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--coordinator", default=None, help="HOST:PORT of process 0")

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-import jax_models
-from models import ModelSpec, UsageError
-from runner.engines.stan import check_program
+from stanjax import jax_models
+from stanjax.models import ModelSpec, UsageError
+from stanjax.runner.engines.stan import check_program
 
 
 class StaticCheckError(UsageError):

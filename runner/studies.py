@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import models
-from models import ROOT, ModelSpec
-from runner import records
-from runner.config import Job, RunConfig
+from stanjax import models
+from stanjax.models import ROOT, ModelSpec
+from stanjax.runner import records
+from stanjax.runner.config import Job, RunConfig
 
 SCALES = ("tiny", "cpu", "gpu")
 ITERATIONS = {"tiny": (300, 300), "cpu": (1000, 1000), "gpu": (1000, 1000)}  # warmup, draws of every study run
@@ -98,9 +98,9 @@ def devices_measurements(study: Study, scale: str, device: str, engines, out, do
     """ms per sharded gradient on 1, 2, 4, ... devices; with ``processes`` > 1, as that many JAX processes on this
     host, the simulated devices split among them (process 0's measurements are recorded)."""
     if processes > 1:
-        from runner import sharding
+        from stanjax.runner import sharding
 
-        rows = sharding.launch("runner.studies", ["devices", scale], processes, (simulate_devices or processes)
+        rows = sharding.launch("stanjax.runner.studies", ["devices", scale], processes, (simulate_devices or processes)
                                // processes, records.worker_env(), timeout_s)[0]
     else:
         env = {"JAX_PLATFORMS": "cuda" if device == "gpu" else "cpu"}
@@ -134,7 +134,7 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
     import arviz as az
     import xarray as xr
 
-    from runner import rwmh
+    from stanjax.runner import rwmh
 
     steps = RWMH_STEPS[scale]
     initial = np.zeros(chains)
@@ -166,7 +166,7 @@ def devices_measurement(scale: str) -> list[dict]:
     import jax
     import numpyro
 
-    from runner import sharding
+    from stanjax.runner import sharding
 
     numpyro.enable_x64()
     rows = []
@@ -192,7 +192,7 @@ def devices_measurement(scale: str) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m runner.studies rwmh SCALE CHAINS BACKEND`` or ``devices SCALE [--processes N --process-id I
+    """``python -m stanjax.runner.studies rwmh SCALE CHAINS BACKEND`` or ``devices SCALE [--processes N --process-id I
     --coordinator HOST:PORT]``: one JSON line to stdout.
 
     A fresh process per measurement, as for runs: the device count and precision are fixed at JAX start-up.
@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(rwmh_measurement(argv[1], int(argv[2]), argv[3])))
     else:
         if "--processes" in argv:
-            from runner import sharding
+            from stanjax.runner import sharding
 
             options = dict(zip(argv[2::2], argv[3::2]))
             sharding.start_distributed(int(options["--processes"]), int(options["--process-id"]),
@@ -214,7 +214,7 @@ def main(argv: list[str]) -> int:
 
 def measure(args: list[str], env: dict | None = None, timeout_s: float = 3600) -> dict | list:
     """Run one measurement in a child process; its JSON result."""
-    done = subprocess.run([sys.executable, "-m", "runner.studies", *args], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "stanjax.runner.studies", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout_s, env={**records.worker_env(), **(env or {})})
     if done.returncode != 0:
         raise RuntimeError(f"study measurement {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")

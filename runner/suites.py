@@ -1,6 +1,6 @@
 """Named suites: which models, engines and settings a campaign runs unless the command line says otherwise."""
 
-from runner.engines import CPU_PAIR, ENGINE_NAMES
+from stanjax.runner.engines import CPU_PAIR, ENGINE_NAMES
 
 QUICK_MODELS = ["eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression",
                 "tennis_synth-bradley_terry_hierarchical"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from models import ROOT, UsageError
-from runner import records
-from runner.records import RunRecord
+from stanjax.models import ROOT, UsageError
+from stanjax.runner import records
+from stanjax.runner.records import RunRecord
 
 PATH = ROOT / "results" / "SUPERSEDED"
 

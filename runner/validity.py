@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 
-from runner.records import RunMetrics
+from stanjax.runner.records import RunMetrics
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
@@ -90,7 +90,7 @@ def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dic
     """Largest standardised distance from the reference's means, and from its sds (where both the run and the
     reference hold the sd's MCSE: records before schema 5 and references made before it do not; and only for
     parameters whose k-hat leaves the sd's MCSE defined: :func:`sd_not_checkable`), each within K (``why``: where
-    the reference came from, or why none applies; see :func:`runner.references.applicable`)."""
+    the reference came from, or why none applies; see :func:`stanjax.runner.references.applicable`)."""
     if reference is None:
         return {"checked": False, "why": why}
     worst_name, worst_z = _worst(metrics.posterior_mean, metrics.posterior_mcse, reference, "mean", "mcse_mean")

@@ -1,4 +1,4 @@
-"""Runs one job in its own process: ``python -m runner.worker JOB.json RECORD.json``.
+"""Runs one job in its own process: ``python -m stanjax.runner.worker JOB.json RECORD.json [DRAWS.npz]``.
 
 A fresh process per run gives each engine a clean start (JAX's device count is fixed at start-up) and lets
 the campaign survive a crash. The worker writes the run's measured part of the record; the campaign adds
@@ -6,6 +6,9 @@ provenance and appends it.
 
 ``STANJAX_FAULT=<engine>:crash`` or ``<engine>:hang`` makes a worker of that engine die or hang before it
 samples: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
+
+With DRAWS.npz (the API's ``sample``) the worker also saves the draws and the sampler's per-draw statistics there:
+``posterior/<name>`` (chain, draw, ...) and ``sample_stats/<name>``, as arviz lays them out.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ import time
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
-import models
-from runner import diagnose, energy, references, validity
-from runner.config import Job
-from runner.engines import get_engine
-from runner.metrics import summarise
+from stanjax import models
+from stanjax.runner import diagnose, energy, references, validity
+from stanjax.runner.config import Job
+from stanjax.runner.engines import get_engine
+from stanjax.runner.metrics import summarise
 
 
 def _planted_fault(engine: str) -> None:
@@ -53,9 +57,9 @@ def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
 METERED_SPAN = "engine.sample: warmup, sampling and, for JAX engines, their JIT compile"
 
 
-def run_job(job: Job) -> dict:
+def run_job(job: Job, draws_file: Path | None = None) -> dict:
     """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates,
-    the sample call's energy)."""
+    the sample call's energy); the draws saved to ``draws_file`` where one is given."""
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
@@ -68,6 +72,9 @@ def run_job(job: Job) -> dict:
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
+    if draws_file:
+        np.savez(draws_file, **{f"posterior/{name}": draws for name, draws in result.draws.items()},
+                 **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog})
     timings = result.timings
     # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
     superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
@@ -121,11 +128,11 @@ def die_with_the_campaign(job_dir: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    job_path, record_path = map(Path, argv)
+    job_path, record_path, *draws_file = map(Path, argv)
     die_with_the_campaign(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
     core_ids = pin_to_cores(job.cores, job.first_core)
-    record = {**run_job(job), "core_ids": core_ids}
+    record = {**run_job(job, *draws_file), "core_ids": core_ids}
     record_path.write_text(json.dumps(record))
     return 0
 

@@ -1,4 +1,4 @@
-"""Markers and scheduling applied by file and test name, so the test files need not carry them.
+"""The test tiers, marked in the test files (a module's ``pytestmark`` or a test's decorator), and their order.
 
 - ``stan``: the test builds or runs a compiled Stan program (httpstan compiles one in ~35-65 s on first use).
   ``make test`` compiles every program first, two at a time (``tests/precompile.py``), so the tests find them in
@@ -16,8 +16,8 @@ import os
 
 import pytest
 
-from models import UsageError
-from runner.paths import cache_dir
+from stanjax.models import UsageError
+from stanjax.runner.paths import cache_dir
 
 # JAX's persistent compilation cache for every JAX process of the session, not only the run workers (which set it in
 # runner.engines.jax_setup): this process and those the tests start (the sharding self-checks, the studies'
@@ -33,23 +33,6 @@ except UsageError:
 # run again (a test of the rerun sets its own count).
 os.environ.setdefault("STANJAX_RERUNS", "0")
 
-# Whole files whose every test needs a compiled Stan program (test_stan_bundled.py marks its own).
-STAN_FILES = {
-    "test_cmdstan.py",      # bundled Stan beside CmdStan (skipped without a CmdStan)
-    "test_density.py",      # stan.build: the Stan log density at a short Stan run's draws
-    "test_end_to_end.py",   # the tiny suite on every engine
-    "test_faults.py",       # campaigns of Stan runs, killed and resumed
-    "test_nightly.py",      # nightly campaigns (Stan and NumPyro)
-    "test_references.py",   # reference generation with the Stan engine
-}
-# Single tests (file, test function name) that need one.
-STAN_TESTS = {
-    ("test_studies.py", "test_data_size_study_grows_n_for_both_models"),
-}
-# Whole files that are slow beyond what they mark themselves.
-SLOW_FILES = {
-    "test_sharding.py",     # NUTS and gradients on 8 simulated devices, in a subprocess (~30-50 s)
-}
 # Longest first (about 12, 5.5, 3.5, 3.5, 3, 3, 1.5 and 1.5 minutes, then about 1 each, beside another worker on a
 # loaded 2-core machine); the other files keep their order after these.
 LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py", "test_density.py",
@@ -57,13 +40,7 @@ LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py",
                  "test_cli.py", "test_report.py"]
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        file, name = item.path.name, item.originalname
-        if file in STAN_FILES or (file, name) in STAN_TESTS:
-            item.add_marker(pytest.mark.stan)
-        if file in SLOW_FILES:
-            item.add_marker(pytest.mark.slow)
     rank = {file: i for i, file in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise

@@ -28,12 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-import models
-from models import ROOT
-from runner import isa
-from runner.campaign import WORKER_PYTHON
-from runner.commands.compile import compile_each
-from runner.engines.stan import HTTPSTAN_MACROS, HttpstanBackend, services_folder
+from stanjax import models
+from stanjax.models import ROOT
+from stanjax.runner import isa
+from stanjax.runner.campaign import WORKER_PYTHON
+from stanjax.runner.commands.compile import compile_each
+from stanjax.runner.engines.stan import HTTPSTAN_MACROS, HttpstanBackend, services_folder
 
 PCH_ROOT = ROOT / "out" / "pch"
 # httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,

@@ -2,7 +2,7 @@
 
 import re
 
-from models import size_value
+from stanjax.models import size_value
 
 BLOCK_RE = r"(?m)^\s*{name}\s*\{{(.*?)^\s*\}}"
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from models import ROOT
-from runner.campaign import WORKER_PYTHON
-from runner.config import RunConfig
+from stanjax.models import ROOT
+from stanjax.runner.campaign import WORKER_PYTHON
+from stanjax.runner.config import RunConfig
 
 
 @dataclass
@@ -63,8 +63,8 @@ def sample(model_id: str, data: dict, config: RunConfig, seed: int, with_pystan:
 
 
 def _child(request_path: Path, result_path: Path) -> None:
-    import models
-    from runner.engines.stan import HttpstanBackend
+    from stanjax import models
+    from stanjax.runner.engines.stan import HttpstanBackend
 
     request = pickle.loads(request_path.read_bytes())
     spec, config, seed, data = models.get(request["model_id"]), request["config"], request["seed"], request["data"]

@@ -12,12 +12,10 @@ import sys
 import numpy as np
 import pytest
 
-import jax_models
-import models
-from models import ROOT
-from runner import diagnose, static_checks
-from runner.cli import main
-from runner.commands import check
+from stanjax import jax_models, models
+from stanjax.models import ROOT
+from stanjax.runner import check, diagnose, pair_files, speed_advice, static_checks
+from stanjax.runner.cli import main
 
 EXAMPLE = ROOT / "examples" / "poisson"
 EXAMPLE_ID = "counts_synth-poisson_regression"
@@ -33,7 +31,7 @@ def own_models(monkeypatch):
     yield
     jax_models.__path__[:] = path
     for name in set(sys.modules) - modules:
-        if name.startswith("jax_models."):
+        if name.startswith("stanjax.jax_models."):
             del sys.modules[name]
     models.registry.cache_clear()
 
@@ -97,7 +95,7 @@ model { }
 def test_the_examples_data_file_is_its_generators_tiny_data(own_models):
     models.add_model_dir(EXAMPLE)
     generated = models.get(EXAMPLE_ID).data("tiny", seed=1)
-    given = check.read_json_data(EXAMPLE / "counts.json")
+    given = pair_files.read_json_data(EXAMPLE / "counts.json")
     assert given.keys() == generated.keys()
     assert all(np.array_equal(given[key], generated[key]) for key in given)
 
@@ -173,7 +171,7 @@ def test_every_run_starts_with_the_static_checks(pair, own_models, monkeypatch, 
     shutil.copytree(EXAMPLE, folder)
     jax_file = folder / "jax_models" / "poisson_regression.py"
     jax_file.write_text(jax_file.read_text().replace('"alpha"', '"intercept"'))
-    monkeypatch.setattr("runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr("stanjax.runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
     out = tmp_path / "results"
     assert main(["run", "--model-dir", str(folder), "--size", "tiny", "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -236,7 +234,7 @@ def test_a_model_folder_runs_end_to_end_through_run_model_dir(tmp_path):
     folder = tmp_path / "my_models"
     shutil.copytree(EXAMPLE, folder)
     out = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--model-dir", str(folder), "--suite", "tiny",
+    done = subprocess.run([sys.executable, "-m", "stanjax.runner.cli", "run", "--model-dir", str(folder), "--suite", "tiny",
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -365,12 +363,12 @@ def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sam
                        "  mu ~ normal(0, 1);\n}\ngenerated quantities { for (n in 1:N) { real q = n; } }\n")
     rows = [{"engine": "Stan", "ms_per_gradient": 0.4, "ess_per_1000_gradients": 100.0},
             {"engine": "NumPyro", "ms_per_gradient": 0.1, "ess_per_1000_gradients": 50.0}]
-    advice = check.speed_advice(rows, program, "my/loops.stan")
+    advice = speed_advice.speed_advice(rows, program, "my/loops.stan")
     assert advice[0].startswith("the median rates' NumPyro / Stan 2 = 4 from the cost of a gradient (Stan 0.4 ms, "
                                 "NumPyro 0.1 ms) x 0.5 from the sampler") and advice[0].endswith("the cost of a gradient makes most of "
                                                                                    "the difference")
     assert len(advice) == 2 and advice[1].startswith("my/loops.stan, line 7: a loop of sampling statements")
-    assert check.sampling_loops((EXAMPLE / "stan" / "poisson_regression.stan").read_text()) == []
+    assert speed_advice.sampling_loops((EXAMPLE / "stan" / "poisson_regression.stan").read_text()) == []
 
 
 GARCH = ROOT / "tests" / "fixtures" / "garch11"  # posteriordb's data and reference draws (SOURCE.md), our programs
@@ -380,7 +378,7 @@ def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
     """Issue 42's item 8: the reference draws of garch-garch11, summarised here, give posteriordb's own summary
     (its reference_posteriors/summary_statistics/mean_value/mean_value/garch-garch11.json at 28f8d3d: means and
     their MCSEs, quoted)."""
-    from runner import references
+    from stanjax.runner import references
 
     theirs = {"mu": (5.05001794660039, 0.00123500863504721), "alpha0": (1.47075973803898, 0.00568114335897224),
               "alpha1": (0.567284282813872, 0.00128025972217755), "beta1": (0.293024546082117, 0.00125411180836808)}
@@ -460,7 +458,8 @@ def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_in
     only from 5 repeats on. A repeat with one engine's run invalid pairs with nothing."""
     from types import SimpleNamespace
 
-    from runner.commands.check import speed_ratio, speed_text
+    from stanjax.runner.check import speed_ratio
+    from stanjax.runner.commands.check import speed_text
 
     def run(engine, block, ess_per_s, valid=True):
         return SimpleNamespace(engine=engine, status="ok", valid=valid, block_of=("c", block),

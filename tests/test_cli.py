@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import models
-from models import UsageError
-
-from runner.cli import main
+from stanjax import models
+from stanjax.models import UsageError
+from stanjax.runner.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -48,8 +47,8 @@ def test_gpu_without_a_gpu_exits_2_and_never_falls_back_to_the_cpu(argv, capsys,
 
 
 def _plan(*argv):
-    from runner.cli import build_parser
-    from runner.commands.run import plan
+    from stanjax.runner.cli import build_parser
+    from stanjax.runner.plan import plan
 
     return plan(build_parser().parse_args(["run", "--suite", "tiny", "--models",
                                            "eight_schools-eight_schools_noncentered", *argv]))
@@ -91,17 +90,18 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
     """16 cores, 4 chains: CmdStan gets 4 threads per chain for a model with a reduce_sum program, the bundled
     Stan one (its forked chains ran reduce_sum on one core); --threads-per-chain sets it; a model without a
     reduce_sum program and the JAX engines keep one. Every job carries its cores."""
-    from runner.commands import run
-    from runner.engines import ENGINES, label
+    from stanjax.runner import plan as planning
+    from stanjax.runner.commands import run
+    from stanjax.runner.engines import ENGINES, label
 
-    monkeypatch.setattr(run, "usable_cores", lambda: list(range(16)))
+    monkeypatch.setattr(planning, "usable_cores", lambda: list(range(16)))
     monkeypatch.setitem(ENGINES, "stan", dataclasses.replace(ENGINES["stan"], choose_front_end=lambda _: front_end))
     threaded = next(s for s in models.registry().values() if s.stan_threaded_file)
     plain = models.get("eight_schools-eight_schools_noncentered")
     assert plain.stan_threaded_file is None
 
     def threads(spec, *argv):
-        jobs = run.plan(run.parse(["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", *argv]))
+        jobs = planning.plan(run.parse(["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", *argv]))
         assert {job.cores for job in jobs} == {int(argv[1]) if argv[:1] == ("--cores",) else 16}
         return {job.engine: job.placement.threads_per_chain for job in jobs}
 
@@ -118,7 +118,7 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
 
 
 def test_openblas_threads_share_the_cores_among_the_chains_that_run_at_once():
-    from runner.config import Job, Placement, RunConfig
+    from stanjax.runner.config import Job, Placement, RunConfig
 
     job = Job("m", "numpyro", RunConfig(chains=4), placement=Placement(chain_method="parallel"), cores=8)
     assert job.blas_threads() == 2
@@ -127,9 +127,9 @@ def test_openblas_threads_share_the_cores_among_the_chains_that_run_at_once():
 
 
 def test_device_policy_on_a_gpu(monkeypatch):
-    from runner.commands import run
+    from stanjax.runner import plan
 
-    monkeypatch.setattr(run, "gpu_count", lambda: 1)
+    monkeypatch.setattr(plan, "gpu_count", lambda: 1)
     jobs = {job.engine: job.placement for job in _plan("--device", "gpu", "--engines", "stan", "numpyro")}
     assert jobs["stan"].device == "cpu"  # Stan is the CPU baseline on the same machine
     assert (jobs["numpyro"].device, jobs["numpyro"].precision, jobs["numpyro"].chain_method) == (
@@ -177,8 +177,8 @@ def test_a_stan_program_that_does_not_compile_is_refused_with_stancs_message(mon
 
 
 def test_comma_separated_names_are_accepted(tmp_path, capsys):
-    from runner.cli import build_parser
-    from runner.commands.run import plan
+    from stanjax.runner.cli import build_parser
+    from stanjax.runner.plan import plan
 
     args = build_parser().parse_args(["run", "--suite", "tiny", "--models",
                                       "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression",
@@ -195,10 +195,10 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
                                                                                   monkeypatch, tmp_path):
     import msgspec
 
-    from runner import records
-    from runner.campaign import base_record
-    from runner.commands.run import done_keys
-    from runner.engines import stan
+    from stanjax.runner import records
+    from stanjax.runner.campaign import base_record
+    from stanjax.runner.engines import stan
+    from stanjax.runner.plan import done_keys
 
     monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
     out = tmp_path / "results"
@@ -215,7 +215,7 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
 
 def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
     """A new `run` option needs no change to nightly: it plans with run's parser, defaults included."""
-    from runner.commands import nightly, run
+    from stanjax.runner.commands import nightly, run
 
     original = run.add_arguments
     seen = {}
@@ -229,7 +229,7 @@ def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
         return []
 
     monkeypatch.setattr(run, "add_arguments", with_a_new_option)
-    monkeypatch.setattr(run, "plan", plan)
+    monkeypatch.setattr(nightly, "plan", plan)
     monkeypatch.setattr(nightly.history, "new_folder", lambda *_: (_ for _ in ()).throw(SystemExit("planned")))
     with pytest.raises(SystemExit, match="planned"):
         main(["nightly", "--models", "eight_schools-eight_schools_noncentered", "--size", "tiny", "--repeats", "3"])
@@ -245,20 +245,20 @@ def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
     ("", "probing JAX's GPUs failed: ImportError: libcudart.so.12"),
 ])
 def test_a_broken_gpu_install_is_reported_never_taken_for_no_gpu(probe_output, count_or_error, monkeypatch):
-    from runner.commands import run
+    from stanjax.runner import plan
 
     done = subprocess.CompletedProcess([], 0 if probe_output else 1, stdout=probe_output + "\n",
                                        stderr="Traceback ...\nImportError: libcudart.so.12\n")
-    monkeypatch.setattr(run.subprocess, "run", lambda *a, **k: done)
-    run.gpu_count.cache_clear()
+    monkeypatch.setattr(plan.subprocess, "run", lambda *a, **k: done)
+    plan.gpu_count.cache_clear()
     try:
         if isinstance(count_or_error, int):
-            assert run.gpu_count() == count_or_error
+            assert plan.gpu_count() == count_or_error
         else:
             with pytest.raises(models.UsageError, match=re.escape(count_or_error)):
-                run.gpu_count()
+                plan.gpu_count()
     finally:
-        run.gpu_count.cache_clear()
+        plan.gpu_count.cache_clear()
 
 
 def test_a_bug_in_a_data_generator_surfaces_as_a_bug_not_as_bad_input(monkeypatch, tmp_path):
@@ -275,7 +275,7 @@ def test_a_bug_in_a_data_generator_surfaces_as_a_bug_not_as_bad_input(monkeypatc
 def test_a_model_spec_that_fails_to_load_is_one_line_naming_the_file(monkeypatch, tmp_path, capsys):
     folder = tmp_path / "models"
     folder.mkdir()
-    (folder / "broken_data-broken_model.py").write_text("from models import ModelSpec\n\nSPEC = ModelSpec(id=1)\n")
+    (folder / "broken_data-broken_model.py").write_text("from stanjax.models import ModelSpec\n\nSPEC = ModelSpec(id=1)\n")
     monkeypatch.setattr(models, "MODELS_DIR", folder)
     models.registry.cache_clear()
     try:
@@ -309,7 +309,7 @@ def test_report_of_future_schema_exits_2(tmp_path, capsys):
 
 def test_console_script_help_explains_each_verb():
     for verb in ("run", "report"):
-        proc = subprocess.run([sys.executable, "-m", "runner.cli", verb, "--help"], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "stanjax.runner.cli", verb, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0 and f"stanjax {verb}" in proc.stdout
 
 
@@ -325,7 +325,7 @@ def test_two_campaigns_never_share_a_sampler_seed_and_engines_of_a_repeat_do():
 @pytest.mark.parametrize("cmdstan_found, asked, front_end", [
     (False, "auto", "bundled"), (True, "auto", "cmdstan"), (True, "bundled", "bundled"), (True, "cmdstan", "cmdstan")])
 def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end, monkeypatch):
-    from runner.engines import stan
+    from stanjax.runner.engines import stan
 
     monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
     jobs = _plan("--engines", "stan", "numpyro", "--stan", asked)
@@ -333,7 +333,7 @@ def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end
 
 
 def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp_path, capsys):
-    from runner.engines import stan
+    from stanjax.runner.engines import stan
 
     monkeypatch.setattr(stan, "find_cmdstan", lambda: None)
     assert main(["run", "--suite", "tiny", "--stan", "cmdstan", "--out", str(tmp_path / "r")]) == 2
@@ -366,7 +366,7 @@ def test_a_cache_folder_that_cannot_be_created_is_one_line(monkeypatch, capsys, 
 
 @pytest.mark.parametrize("parts", [1, 2, 3, 5])
 def test_shards_are_disjoint_and_together_the_whole_plan(parts):
-    from runner.commands.run import shard
+    from stanjax.runner.plan import shard
 
     args = ("--models", "all", "--engines", "stan", "numpyro", "--repeats", "2")
     whole = _plan(*args)
@@ -389,7 +389,7 @@ def test_a_bad_shard_is_refused_by_the_parser(bad, capsys):
 def test_report_merges_the_folders_of_several_machines(tmp_path):
     from msgspec.structs import replace
 
-    from runner import records
+    from stanjax.runner import records
 
     runs = records.read(FIXTURES / "tiny_repeats2.jsonl")
     for name, cores in (("a", 2), ("b", 64)):
@@ -404,7 +404,7 @@ def test_report_merges_the_folders_of_several_machines(tmp_path):
 
 
 def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr("stanjax.runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
     out = tmp_path / "results"
     assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan",
                  "numpyro", "--repeats", "5", "--estimate", "--out", str(out)]) == 0

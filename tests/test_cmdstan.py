@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import models
-from runner import isa
-from runner.config import ISAS, RunConfig
-from runner.engines.stan import CmdStanBackend, HttpstanBackend, find_cmdstan
+from stanjax import models
+from stanjax.runner import isa
+from stanjax.runner.config import ISAS, RunConfig
+from stanjax.runner.engines.stan import CmdStanBackend, HttpstanBackend, find_cmdstan
 from tests import stan_child
 from tests.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
 
 CMDSTAN = find_cmdstan()
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.stan, pytest.mark.skipif(
     CMDSTAN is None, reason="no CmdStan found: set CMDSTAN to a CmdStan installation to run the cmdstanpy tests")]
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
 SEED = 12345
@@ -80,8 +80,8 @@ def test_same_seed_gives_the_same_draws_through_bundled_stan_and_cmdstanpy(backe
 
 
 def test_the_stan_engine_runs_through_cmdstanpy_end_to_end(tmp_path):
-    from runner import records
-    from runner.cli import main
+    from stanjax.runner import records
+    from stanjax.runner.cli import main
 
     assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines",
                  "stan", "--out", str(tmp_path)]) == 0

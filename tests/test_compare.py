@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from msgspec.structs import replace
 
-from runner import compare, references, superseded
-from runner.cli import main
-from runner.records import MachineLoad, read, to_builtins
+from stanjax.runner import compare, references, superseded
+from stanjax.runner.cli import main
+from stanjax.runner.records import MachineLoad, read, to_builtins
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
 

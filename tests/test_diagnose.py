@@ -5,10 +5,10 @@ stuck chain, naming it."""
 import numpy as np
 import pytest
 
-import models
-from runner import diagnose, references
-from runner.config import RunConfig
-from runner.engines import SampleResult, SamplerStats, Timings
+from stanjax import models
+from stanjax.runner import diagnose, references
+from stanjax.runner.config import RunConfig
+from stanjax.runner.engines import SampleResult, SamplerStats, Timings
 
 CHAINS, DRAWS = 4, 400
 
@@ -82,8 +82,8 @@ def test_a_reference_with_a_stuck_chain_stops_after_the_first_batch_naming_it(mo
 
 
 def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch):
-    from runner import worker
-    from runner.config import Job
+    from stanjax.runner import worker
+    from stanjax.runner.config import Job
 
     monkeypatch.setattr(worker, "get_engine", lambda name, front_end=None: StuckChainEngine())
     monkeypatch.setattr(worker.energy, "Meter", lambda span: __import__("contextlib").nullcontext(

@@ -4,13 +4,12 @@ import math
 
 import pytest
 
-import models
-from reports.build import build
-from runner import records
-from runner.cli import main
-from runner.commands import run as run_command
+from stanjax import models
+from stanjax.reports.build import build
+from stanjax.runner import plan, records
+from stanjax.runner.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stan]  # the tiny suite on every engine
 
 
 # The campaign's sampler entropy, fixed here so that every test run draws the same seeds: at tiny size a
@@ -24,7 +23,7 @@ ENTROPY = 20261124
 def tiny_campaign(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(run_command, "campaign_entropy", lambda: ENTROPY)
+        patch.setattr(plan, "campaign_entropy", lambda: ENTROPY)
         exit_code = main(["run", "--suite", "tiny", "--out", str(out / "results")])
     return exit_code, records.read(out / "results"), out
 

@@ -14,12 +14,12 @@ import pynvml
 import pytest
 from msgspec.structs import replace
 
-from models import ROOT
-from reports.build import build, energy_columns
-from reports.numbers import number
-from runner import energy, records
-from runner.energy import Meter, Rapl, Reading, SensorError
-from runner.records import RunEnergy, SourceEnergy
+from stanjax.models import ROOT
+from stanjax.reports.build import build, energy_columns
+from stanjax.reports.numbers import number
+from stanjax.runner import energy, records
+from stanjax.runner.energy import Meter, Rapl, Reading, SensorError
+from stanjax.runner.records import RunEnergy, SourceEnergy
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 FAST = 0.005  # the meter's interval in these tests: many readings in a short span
@@ -224,7 +224,7 @@ def test_pin_to_cores_takes_the_cores_from_the_first_core_on():
     usable = sorted(os.sched_getaffinity(0))
     if len(usable) < 2:
         pytest.skip("needs two usable cores")
-    code = "import json; from runner.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
+    code = "import json; from stanjax.runner.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == [usable[1]]
     assert sorted(os.sched_getaffinity(0)) == usable  # this process kept its own

@@ -2,8 +2,8 @@
 
 import pytest
 
-from runner.engines.jax_setup import CompileClock
-from runner.engines.stan import _parse_elapsed
+from stanjax.runner.engines.jax_setup import CompileClock
+from stanjax.runner.engines.stan import _parse_elapsed
 
 
 def test_stan_elapsed_time_report_is_parsed():
@@ -23,18 +23,18 @@ def test_every_registered_engine_resolves_without_importing_jax_for_stan():
     import subprocess
     import sys
 
-    from runner.engines import ENGINES
+    from stanjax.runner.engines import ENGINES
 
     for entry in ENGINES.values():
         module, _, attribute = entry.factory.partition(":")
         assert callable(getattr(importlib.import_module(module), attribute)), entry.name
         assert entry.front_end() in entry.front_ends and entry.devices[0] == "cpu"
-    probe = "import sys; from runner.engines import get_engine; get_engine('stan', 'bundled'); print('jaxlib' in sys.modules)"
+    probe = "import sys; from stanjax.runner.engines import get_engine; get_engine('stan', 'bundled'); print('jaxlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_labels_name_front_end_device_precision_and_a_non_default_chain_method():
-    from runner.engines import label
+    from stanjax.runner.engines import label
 
     assert label("stan", "bundled", "cpu", "float64", "parallel") == "Stan-CPU"
     assert label("stan", "cmdstan", "cpu", "float64", "parallel") == "CmdStan-CPU"
@@ -47,8 +47,8 @@ def test_labels_name_front_end_device_precision_and_a_non_default_chain_method()
 
 
 def test_the_device_policy_comes_from_the_registry():
-    from runner.config import Placement
-    from runner.engines import ENGINES
+    from stanjax.runner.config import Placement
+    from stanjax.runner.engines import ENGINES
 
     assert ENGINES["stan"].placement("gpu") == Placement("cpu", "float64", "parallel")  # the CPU baseline
     assert ENGINES["numpyro"].placement("gpu") == Placement("gpu", "float32", "vectorized")
@@ -66,11 +66,11 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
 
     from msgspec.structs import replace
 
-    from reports.build import build
-    from runner import engines, records
+    from stanjax.reports.build import build
+    from stanjax.runner import engines, records
 
     new = dataclasses.replace(engines.ENGINES["numpyro"], name="fastjax", front_ends={"fastjax": "FastJAX"},
-                              factory="runner.engines.numpyro:NumPyroEngine", order=-1)
+                              factory="stanjax.runner.engines.numpyro:NumPyroEngine", order=-1)
     monkeypatch.setitem(engines.ENGINES, "fastjax", new)
     runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
     quiet = records.MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
@@ -86,8 +86,8 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
 def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterations():
     """Stan reports elapsed milliseconds: a one-parameter model's tiny run can read 0 for every chain (seen under
     `make test`: a ZeroDivisionError lost the run). The sampler time is then the call's wall, and says so."""
-    from runner.config import RunConfig
-    from runner.engines.stan import _stan_split
+    from stanjax.runner.config import RunConfig
+    from stanjax.runner.engines.stan import _stan_split
 
     zero = [{"warmup": 0.0, "sampling": 0.0}] * 4
     timings = _stan_split(zero, 0.06, 1.0, True, "httpstan", RunConfig(warmup=500, draws=1000))

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from models import ROOT
-from runner import records
+from stanjax.models import ROOT
+from stanjax.runner import records
 
-pytestmark = [pytest.mark.slow, pytest.mark.faults]
+pytestmark = [pytest.mark.slow, pytest.mark.stan, pytest.mark.faults]  # campaigns of Stan runs
 EIGHT = "eight_schools-eight_schools_noncentered"
 
 
@@ -43,7 +43,7 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
     # installs its handler only when SIGINT is not ignored at start-up. Set in the child's own code, not with
     # preexec_fn: that would fork this (JAX-loaded) test process instead of spawning.
     start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-             "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('runner.cli', run_name='__main__')")
+             "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('stanjax.runner.cli', run_name='__main__')")
     proc = subprocess.Popen([sys.executable, "-c", start, *args], cwd=ROOT, start_new_session=True,
                             stdout=stdout, stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, "STANJAX_TEST_TAG": tag, **({"TMPDIR": str(tmp)} if tmp else {})})
@@ -57,7 +57,7 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
 
 
 def stanjax(*args, env=None, **kwargs):
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "stanjax.runner.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, **kwargs)
 
 
@@ -103,7 +103,7 @@ def test_a_worker_never_outlives_its_campaign(tmp_path, how):
     finally:
         del os.environ["STANJAX_FAULT"]
     time.sleep(1)  # the numpyro worker has started and hangs
-    assert any(b"runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag))
+    assert any(b"stanjax.runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag))
     if how.startswith("kill"):
         os.killpg(proc.pid, signal.SIGKILL)
     else:
@@ -170,7 +170,7 @@ def test_sigterm_stops_the_campaign_like_ctrl_c(tmp_path):
 def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
     out = tmp_path / "results"
     tag = f"worker-kill-{os.getpid()}-{time.monotonic_ns()}"
-    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "run", "--suite", "tiny", "--models", EIGHT,
+    proc = subprocess.Popen([sys.executable, "-m", "stanjax.runner.cli", "run", "--suite", "tiny", "--models", EIGHT,
                              "--engines", "numpyro", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL,
                             env={**os.environ, "STANJAX_TEST_TAG": tag, "STANJAX_FAULT": "numpyro:hang"})
@@ -178,7 +178,7 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
     workers = []
     while not workers and time.monotonic() < deadline:
         time.sleep(0.2)
-        workers = [pid for pid in tagged(tag) if b"runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        workers = [pid for pid in tagged(tag) if b"stanjax.runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     os.kill(workers[0], signal.SIGKILL)
     assert proc.wait(timeout=120) == 1
     [record] = records.read(out)
@@ -189,8 +189,8 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
 def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkeypatch, capsys):
     """The disk fills while the second record is appended (half of its line written): one line, exit 2, the
     first record intact; once there is space, --resume writes the rest on lines of their own."""
-    from runner import campaign
-    from runner.cli import main
+    from stanjax.runner import campaign
+    from stanjax.runner.cli import main
 
     real_append, calls = records.append, []
 

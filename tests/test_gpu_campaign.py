@@ -12,12 +12,25 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from runner import records
-from runner.cli import main
-from runner.config import Job, Placement, RunConfig
-from runner.estimates import Estimator
-from runner.gpu_campaign import (PHASES, Item, Plan, Unit, all_items, estimated_s, lanes_left, make_plan,
-                                 pack, run_step, step_number, steps, units)
+from stanjax.runner import records
+from stanjax.runner.cli import main
+from stanjax.runner.config import Job, Placement, RunConfig
+from stanjax.runner.estimates import Estimator
+from stanjax.runner.gpu_campaign import (
+    PHASES,
+    Item,
+    Plan,
+    Unit,
+    all_items,
+    estimated_s,
+    lanes_left,
+    make_plan,
+    pack,
+    run_step,
+    step_number,
+    steps,
+    units,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import models
-from runner import references
-from runner.cli import main
+from stanjax import models
+from stanjax.runner import references
+from stanjax.runner.cli import main
 
 GARCH = Path(__file__).parent / "fixtures" / "garch11"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import models
-from models import ROOT
-from runner import isa
-from runner.campaign import WORKER_PYTHON
-from runner.config import ISAS
-from runner.engines.stan import CmdStanBackend, HttpstanBackend
+from stanjax import models
+from stanjax.models import ROOT
+from stanjax.runner import isa
+from stanjax.runner.campaign import WORKER_PYTHON
+from stanjax.runner.config import ISAS
+from stanjax.runner.engines.stan import CmdStanBackend, HttpstanBackend
 
 EIGHT_SCHOOLS = models.get("eight_schools-eight_schools_noncentered")
 HOST_HAS_AVX2 = "avx2" in isa.host_features().split(", ")
@@ -88,8 +88,8 @@ def test_stan_module_has_avx_built_for_the_host_and_none_for_x86_64_v2():
 
 JAX_PROBE = """
 import json, os, sys
-from runner.config import Placement
-from runner.engines.jax_setup import device_info, start_jax
+from stanjax.runner.config import Placement
+from stanjax.runner.engines.jax_setup import device_info, start_jax
 
 os.environ["XLA_FLAGS"] = "--xla_dump_to=" + sys.argv[2]
 placement = Placement(isa=sys.argv[1])

@@ -3,16 +3,15 @@
 import numpy as np
 import pytest
 
-import jax_models
-import models
-from runner import records
-from runner.cli import main
-from runner.config import Placement, RunConfig
-from runner.engines import get_engine
-from runner.engines.jax_setup import initial_points, start_jax
-from runner.metrics import summarise
-from runner.studies import ITERATIONS
-from runner.suites import SUITES
+from stanjax import jax_models, models
+from stanjax.runner import records
+from stanjax.runner.cli import main
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.engines import get_engine
+from stanjax.runner.engines.jax_setup import initial_points, start_jax
+from stanjax.runner.metrics import summarise
+from stanjax.runner.studies import ITERATIONS
+from stanjax.runner.suites import SUITES
 
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 LOGISTIC = "covtype_synth-logistic_regression"

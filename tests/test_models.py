@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from numpyro import handlers
 
-import jax_models
-import models
+from stanjax import jax_models, models
 from tests.stan_blocks import declarations
 
 SPECS = list(models.registry().values())
@@ -43,7 +42,7 @@ def test_data_bits_do_not_depend_on_the_cpu():
     simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
     if not simd:
         pytest.skip("this CPU has none of NumPy's dispatched SIMD feature sets to switch off")
-    script = ("import models; from numpy._core import _multiarray_umath as u; "
+    script = ("from stanjax import models; from numpy._core import _multiarray_umath as u; "
               "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
               "print(' '.join(models.data_hash(s.data(size, seed=3)) "
               "for s in models.registry().values() for size in ('tiny', 'small')))")

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-import models
-from models import ROOT
+from stanjax import models
+from stanjax.models import ROOT
 
 SOURCE_ID = "eight_schools-eight_schools_noncentered"
 THROWAWAY = "aaa-eight_schools_copy"  # sorts before every id of the zoo (fixed data: no seeded generator)
@@ -23,7 +23,7 @@ THROWAWAY = "aaa-eight_schools_copy"  # sorts before every id of the zoo (fixed 
 def test_a_model_that_sorts_first_breaks_no_test(tmp_path):
     assert sorted([*models.registry(), THROWAWAY])[0] == THROWAWAY
     copy = tmp_path / "checkout"
-    for folder in ("models", "stan", "jax_models", "runner", "reports", "references", "results", "tests"):
+    for folder in ("stanjax", "models", "stan", "jax_models", "runner", "reports", "references", "results", "tests"):
         shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copyfile(ROOT / "pyproject.toml", copy / "pyproject.toml")
     source = models.get(SOURCE_ID)

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from runner import history, records
-from runner.cli import main
+from stanjax.runner import history, records
+from stanjax.runner.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stan]  # nightly campaigns (Stan and NumPyro)
 EIGHT = "eight_schools-eight_schools_noncentered"
 
 

@@ -3,19 +3,18 @@ the JAX engines ask for full precision. Proven on the compiled program, not assu
 ``dot_general`` of a float32 log density and its gradient, as the engines build them, carries HIGHEST."""
 
 import json
-import re
 import subprocess
 import sys
 
 import pytest
 
-from models import ROOT
+from stanjax.models import ROOT
 
 PROGRAM = """
 import json, re, sys
-import jax_models, models
-from runner.config import Placement
-from runner.engines.jax_setup import start_jax
+from stanjax import jax_models, models
+from stanjax.runner.config import Placement
+from stanjax.runner.engines.jax_setup import start_jax
 
 jax = start_jax(Placement("cpu", "float32", "vectorized"), 4)
 if sys.argv[1] == "planted":  # the fault: JAX's default matmul precision (TF32 on a recent GPU)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models import ROOT
-from runner import records
+from stanjax.models import ROOT
+from stanjax.runner import records
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 
@@ -232,7 +232,7 @@ def test_every_committed_record_reads_in_the_current_schema():
 
 
 def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_history(tmp_path):
-    from runner import history
+    from stanjax.runner import history
 
     plain = tmp_path / "plain" / "xeon-2core" / "nightly-1"
     packed = tmp_path / "packed" / "xeon-2core" / "nightly-1"
@@ -247,8 +247,8 @@ def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_hist
 
 
 def test_a_job_and_its_record_have_the_same_run_key():
-    from runner.campaign import base_record
-    from runner.config import Job, Placement, RunConfig
+    from stanjax.runner.campaign import base_record
+    from stanjax.runner.config import Job, Placement, RunConfig
 
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny"), 2, Placement(), "bundled")
     fixture = records.read(FIXTURE)[0]

@@ -8,16 +8,18 @@ import sys
 
 import pytest
 
-from models import ROOT
-from runner import references
-from runner.cli import main
-from runner.config import blas_threads
+from stanjax.models import ROOT
+from stanjax.runner import references
+from stanjax.runner.cli import main
+from stanjax.runner.config import blas_threads
+
+pytestmark = pytest.mark.stan  # reference generation with the Stan engine
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
 
 
 def reference(tmp_path, *options):
-    return subprocess.run([sys.executable, "-m", "runner.cli", "reference", MODEL_ID, "--size", "tiny",
+    return subprocess.run([sys.executable, "-m", "stanjax.runner.cli", "reference", MODEL_ID, "--size", "tiny",
                            "--out", str(tmp_path), *options], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 

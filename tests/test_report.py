@@ -13,15 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from msgspec.structs import replace
 
-from reports import stats
-from reports.build import build
-from reports.numbers import number, speed, times
-from runner import records, superseded
-from runner.engines import label as engine_label
-from runner.records import MachineLoad
+from stanjax.reports import stats
+from stanjax.reports.build import build
+from stanjax.reports.numbers import number, speed, times
+from stanjax.runner import records, superseded
+from stanjax.runner.engines import label as engine_label
+from stanjax.runner.records import MachineLoad
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = FIXTURES / "tiny_repeats2.jsonl"
@@ -33,10 +32,16 @@ LOADED = MachineLoad(other_processes_cores=1.4, load_average_start=2.5, load_ave
 
 
 def current_names(metrics):
-    """The IRT-2PL's metrics under the centred programs' names (b for b_raw: ``irt-2pl-noncentred`` supersedes a
-    record that names b_raw)."""
+    """Metrics as the current programs give them: the IRT-2PL's under the centred programs' names (b for b_raw:
+    ``irt-2pl-noncentred`` supersedes a record that names b_raw), the matrix factorisation's biases summing to zero
+    (``movielens-free-biases`` supersedes a record whose user biases do not)."""
     renamed = {field: {name.replace("b_raw", "b"): value for name, value in getattr(metrics, field).items()}
                for field in ("posterior_mean", "posterior_mcse", "posterior_sd", "posterior_mcse_sd", "posterior_khat")}
+    means = renamed["posterior_mean"]
+    for bias in ("b_user[", "b_movie["):
+        names = [name for name in means if name.startswith(bias)]
+        centre = sum(means[name] for name in names) / len(names) if names else 0.0
+        means |= {name: means[name] - centre for name in names}
     return replace(metrics, **renamed)
 
 
@@ -126,7 +131,7 @@ def test_a_planted_nan_is_seen_by_the_missing_value_check(tmp_path, fixture_reco
 def test_the_committed_index_opens_at_once():
     """The committed rendering's index stays under 400 KB: sources, run tables and large figures are on pages of
     their own."""
-    from models import ROOT
+    from stanjax.models import ROOT
 
     index = ROOT / "results" / "report" / "index.html"
     assert index.stat().st_size <= 400_000, f"{index}: {index.stat().st_size:,} bytes"
@@ -372,7 +377,7 @@ def test_gpu_float32_runs_with_tf32_matmuls_are_never_pooled_with_full_float32(d
 
 
 def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
-    from reports.claims import rlouf_row
+    from stanjax.reports.claims import rlouf_row
 
     def rwmh(backend, draws_per_s, command, device=None, gpu=()):
         machine = {"cpu": "Some CPU", "cores": 16, "cores_usable": 3, "gpu": list(gpu)}
@@ -547,8 +552,8 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
 
 
 def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
-    from reports.build import tidy
-    from reports.claims import ingram_row
+    from stanjax.reports.build import tidy
+    from stanjax.reports.claims import ingram_row
 
     study = records.read(STUDIES)
     assert ingram_row(tidy(study), [])["measured"].startswith("no GPU runs of Bradley–Terry")
@@ -564,8 +569,8 @@ def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
 def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
     """Flows fit a centred IRT-2PL where NUTS fails: the suite runs neither flows nor an IRT-2PL with funnels, so
     "not measured here" whatever NUTS did on the one it has, which is shown beside it."""
-    from reports.build import tidy
-    from reports.claims import irt_row
+    from stanjax.reports.build import tidy
+    from stanjax.reports.claims import irt_row
 
     irt = [r for r in fixture_records if r.model_id.startswith("irt")]
     big = [replace(r, size="default", metrics=replace(r.metrics, n_parameters=1_000)) for r in irt]
@@ -581,8 +586,8 @@ def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
 
 
 def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_records):
-    from reports.build import tidy
-    from reports.claims import tran_hoffman_row
+    from stanjax.reports.build import tidy
+    from stanjax.reports.claims import tran_hoffman_row
 
     covtype = [replace(r, size="large", sizes={"N": 581_012, "D": 54}) for r in fixture_records
                if r.model_id.startswith("covtype")]
@@ -700,8 +705,8 @@ def test_lanes_on_disjoint_cores_of_one_campaign_still_pair(tmp_path, fixture_re
 def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_differ():
     """Two machines with 5 blocks each at default size: one says faster, the other no clear difference. The first
     screen's sentence names both, each with its machine, not only the first one found."""
-    from reports.answer import MEASURED, answer_sentence
-    from reports.headline import PAIRINGS
+    from stanjax.reports.answer import MEASURED, answer_sentence
+    from stanjax.reports.headline import PAIRINGS
 
     def entry(machine, ratio, direction, size="default"):
         return {"state": MEASURED, "direction": direction, "ratio": stats.Ratio(*ratio, 5), "machine": machine,

@@ -8,17 +8,16 @@ open), whose index stays under 400 KB. Screenshots of the first screen: out/arti
 report-800.png (the committed report), fixture-report-1400.png and fixture-report-800.png; out/artifacts/report.png
 and figures.png are the whole fixture pages at 1400 px."""
 
-import re
-
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from models import ROOT
-from reports.build import build
+from stanjax.models import ROOT
+from stanjax.reports.build import build
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ARTIFACTS = ROOT / "out" / "artifacts"

@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from reports import claims, stats
-from reports.numbers import count, interval, number, span, speed, times
-from reports.stats import Ratio
+from stanjax.reports import claims, stats
+from stanjax.reports.numbers import count, interval, number, span, speed, times
+from stanjax.reports.stats import Ratio
 
 
 def test_block_ratios_worked_example_median_and_order_statistic_interval():
@@ -96,7 +96,7 @@ def test_no_crossover_inside_the_range_says_who_leads():
 
 
 def test_a_forest_plot_draws_single_block_ratios():
-    from reports.figures import forest_svg
+    from stanjax.reports.figures import forest_svg
 
     # 11 models, one block each, as in the tiny suite; with seed 5 the geometric mean rounds out of its interval.
     values = np.random.default_rng(5).lognormal(size=(11, 2))
@@ -109,7 +109,7 @@ def test_a_forest_plot_draws_single_block_ratios():
 
 def test_forest_plot_ticks_are_labelled_on_both_sides_of_one():
     """Every ratio between 3× and 5×: the axis still shows labelled ticks below and above 1×."""
-    from reports.figures import forest_svg
+    from stanjax.reports.figures import forest_svg
 
     ratios, geo = stats.block_ratios_with_geomean([[3.0, 3.0], [5.0, 5.8]])
     comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",

@@ -8,13 +8,15 @@ import sys
 
 import pytest
 
-from models import ROOT
+from stanjax.models import ROOT
+
+pytestmark = pytest.mark.slow  # NUTS and gradients on 8 simulated devices, in a subprocess (~30-50 s)
 
 
 @pytest.fixture(scope="module")
 def self_check():
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-m", "runner.sharding"], cwd=ROOT, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "stanjax.runner.sharding"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -43,10 +45,10 @@ TWO_PROCESS_NUTS = 20
 @pytest.fixture(scope="module")
 def two_processes():
     """The self-check as 2 JAX processes x 4 CPU devices (jax.distributed, gloo collectives), as on two hosts."""
-    from runner.sharding import launch
+    from stanjax.runner.sharding import launch
 
     iterations = ["--warmup", str(TWO_PROCESS_NUTS), "--draws", str(TWO_PROCESS_NUTS)]
-    return launch("runner.sharding", iterations, processes=2, devices_per_process=4)
+    return launch("stanjax.runner.sharding", iterations, processes=2, devices_per_process=4)
 
 
 @pytest.mark.slow
@@ -62,8 +64,8 @@ def test_two_processes_give_the_single_process_log_density_and_gradient(two_proc
 
 @pytest.mark.slow
 def test_devices_study_runs_as_several_processes(tmp_path):
-    from runner import records
-    from runner.cli import main
+    from stanjax.runner import records
+    from stanjax.runner.cli import main
 
     assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "4", "--processes", "2",
                  "--out", str(tmp_path)]) == 0

@@ -13,11 +13,11 @@ import subprocess
 import numpy as np
 import pytest
 
-import models
-from models import ROOT
-from runner.campaign import WORKER_PYTHON
-from runner.config import RunConfig
-from runner.engines.stan import group_columns, sample_table
+from stanjax import models
+from stanjax.models import ROOT
+from stanjax.runner.campaign import WORKER_PYTHON
+from stanjax.runner.config import RunConfig
+from stanjax.runner.engines.stan import group_columns, sample_table
 from tests import stan_child
 
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
@@ -86,8 +86,8 @@ def test_bad_data_fails_with_stans_message():
 
 GUARD_CHECK = """
 import sys
-from runner import metrics  # arviz and scipy, which can import JAX unasked (runner.metrics prevents it)
-from runner.engines.stan import _run_chains
+from stanjax.runner import metrics  # arviz and scipy, which can import JAX unasked (runner.metrics prevents it)
+from stanjax.runner.engines.stan import _run_chains
 assert "jaxlib" not in sys.modules
 try:
     _run_chains(None, {}, 0)  # no chains: nothing to fork
@@ -144,18 +144,18 @@ def _report():
 
 @pytest.mark.stan
 def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
-    from runner.cli import main
+    from stanjax.runner.cli import main
 
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(IMPORT_WATCH)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("STANJAX_TEST_IMPORT_REPORTS", str(tmp_path / "imports"))
-    # A real run: the campaign starts `python -m runner.worker` for the job, which compiles (cached) and samples.
+    # A real run: the campaign starts `python -m stanjax.runner.worker` for the job, which compiles (cached) and samples.
     code = main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan",
                  "--out", str(tmp_path / "results")])
     reports = [json.loads(file.read_text()) for file in (tmp_path / "imports").glob("*.json")]
-    [worker] = [report for report in reports if report["main"] == "runner.worker"]
+    [worker] = [report for report in reports if report["main"] == "stanjax.runner.worker"]
     assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
     assert code == 0
 
@@ -164,8 +164,8 @@ def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
 def test_one_chain_on_two_cores_runs_the_reduce_sum_program_on_both(tmp_path):
     """One chain x 2 threads: Stan's threaded program, the chain pinned to both cores, the record says so."""
-    from runner import records
-    from runner.cli import main
+    from stanjax.runner import records
+    from stanjax.runner.cli import main
 
     model_id = "covtype_synth-logistic_regression"
     out = tmp_path / "results"

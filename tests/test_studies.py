@@ -2,17 +2,18 @@
 
 import pytest
 
-import models
-from reports.build import build
-from runner import records
-from runner.cli import main
-from runner.studies import STUDIES, Study
+from stanjax import models
+from stanjax.reports.build import build
+from stanjax.runner import records
+from stanjax.runner.cli import main
+from stanjax.runner.studies import STUDIES, Study
 
 LOGISTIC, BRADLEY_TERRY = "covtype_synth-logistic_regression", "tennis_synth-bradley_terry_hierarchical"
 
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.stan
 def test_data_size_study_grows_n_for_both_models(tmp_path):
     assert main(["study", "data-size", "--scale", "tiny", "--out", str(tmp_path)]) == 0
     runs = records.read(tmp_path)

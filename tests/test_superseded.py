@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from models import ROOT, UsageError
-from runner import records, superseded
-from runner.records import MachineLoad
+from stanjax.models import ROOT, UsageError
+from stanjax.runner import records, superseded
+from stanjax.runner.records import MachineLoad
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl"
 QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)

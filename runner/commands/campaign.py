@@ -8,16 +8,30 @@ import signal
 import time
 from pathlib import Path
 
-from models import ROOT, UsageError
-from runner import records
-from runner.campaign import stopped_by
-from runner.commands.compile import compile_each, model_command
-from runner.commands.run import check_gpu_visible, usable_cores
-from runner.engines import STAN, family
-from runner.estimates import Estimator
-from runner.gpu_campaign import (ARCHIVED_FILE, COMPILE_ESTIMATE_S, COMPILE_FILE, MEASUREMENTS_FILE, PHASES,
-                                 PLAN_FILE, Plan, all_items, lanes_left, make_plan, pack, run_step,
-                                 step_number, step_wall_s, steps)
+from stanjax.models import ROOT, UsageError
+from stanjax.runner import records
+from stanjax.runner.campaign import stopped_by
+from stanjax.runner.commands.compile import compile_each, model_command
+from stanjax.runner.engines import STAN, family
+from stanjax.runner.estimates import Estimator
+from stanjax.runner.gpu_campaign import (
+    ARCHIVED_FILE,
+    COMPILE_ESTIMATE_S,
+    COMPILE_FILE,
+    MEASUREMENTS_FILE,
+    PHASES,
+    PLAN_FILE,
+    Plan,
+    all_items,
+    lanes_left,
+    make_plan,
+    pack,
+    run_step,
+    step_number,
+    step_wall_s,
+    steps,
+)
+from stanjax.runner.plan import check_gpu_visible, usable_cores
 
 DESCRIPTION = (
     "Plan the whole GPU-vs-CPU comparison to fit --budget on this box, then run it one step per command: each "

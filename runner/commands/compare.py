@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from models import UsageError
-from runner import compare, records
+from stanjax.models import UsageError
+from stanjax.runner import compare, records
 
 
 def add_parser(verbs) -> None:

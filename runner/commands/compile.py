@@ -2,7 +2,7 @@
 run measures sampling, not first-time compilation).
 
 A Stan compile is one single-threaded C++ compiler run, so ``--jobs N`` compiles N programs at once, each in its own
-process (``python -m runner.commands.compile ID``, under the workers' interpreter: httpstan's cache key includes
+process (``python -m stanjax.runner.commands.compile ID``, under the workers' interpreter: httpstan's cache key includes
 the interpreter's path). ``tests/precompile.py`` uses the same pool before the test suite."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
 
-import models
-from models import ROOT, UsageError
-from runner.campaign import WORKER_PYTHON
+from stanjax import models
+from stanjax.models import ROOT, UsageError
+from stanjax.runner.campaign import WORKER_PYTHON
 
 FAILURE_TAIL_LINES = 20
 
@@ -50,12 +50,12 @@ def main(args) -> int:
 
 def model_command(*model_ids: str) -> list[str]:
     """The command that compiles these models in a process of their own, under the workers' interpreter."""
-    return [WORKER_PYTHON, "-m", "runner.commands.compile", *model_ids]
+    return [WORKER_PYTHON, "-m", "stanjax.runner.commands.compile", *model_ids]
 
 
 def compile_models(model_ids: list[str]) -> int:
     """Compile one model after another in this process, one line each."""
-    from runner.engines import get_engine
+    from stanjax.runner.engines import get_engine
 
     engine = get_engine("stan")
     for model_id in model_ids:

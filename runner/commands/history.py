@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models import UsageError
-from runner import history
+from stanjax.models import UsageError
+from stanjax.runner import history
 
 
 def add_parser(verbs) -> None:

@@ -1,10 +1,10 @@
-"""``stanjax import``: lay out a posteriordb posterior as a pair of the zoo (:mod:`runner.importer`)."""
+"""``stanjax import``: lay out a posteriordb posterior as a pair of the zoo (:mod:`stanjax.runner.importer`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from models import ROOT, UsageError
+from stanjax.models import ROOT, UsageError
 
 
 def add_parser(verbs) -> None:
@@ -27,7 +27,7 @@ def add_parser(verbs) -> None:
 
 
 def main(args) -> int:
-    from runner import importer
+    from stanjax.runner import importer
 
     if not args.into.is_dir():
         raise UsageError(f"--into {args.into} is not a folder")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner import compare, history, records
-from runner.campaign import interrupted, run_campaign
-from runner.commands import run
-from runner.commands.compare import check_rule, run_comparison
+from stanjax.runner import compare, history, records
+from stanjax.runner.campaign import interrupted, run_campaign
+from stanjax.runner.commands import run
+from stanjax.runner.commands.compare import check_rule, run_comparison
+from stanjax.runner.plan import plan
 
 
 def add_parser(verbs) -> None:
@@ -43,11 +44,11 @@ def run_argv(args) -> list[str]:
 
 
 def main(args) -> int:
-    from reports.build import build
+    from stanjax.reports.build import build
 
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
     run_args = run.parse(run_argv(args))
-    jobs = run.plan(run_args)
+    jobs = plan(run_args)
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)

@@ -7,13 +7,13 @@ import shlex
 import sys
 from pathlib import Path
 
-import models
-from models import UsageError
-from runner.config import RunConfig, blas_threads
+from stanjax import models
+from stanjax.models import UsageError
+from stanjax.runner.config import RunConfig, blas_threads
 
 
 def add_parser(verbs) -> None:
-    from runner.references import MAX_BATCHES, TARGET_MCSE
+    from stanjax.runner.references import MAX_BATCHES, TARGET_MCSE
 
     parser = verbs.add_parser(
         "reference", help="make reference posteriors (long runs) for the validity gates",
@@ -45,8 +45,8 @@ REFERENCE_ENGINES = ("stan", "numpyro")
 
 
 def main(args) -> int:
-    from runner import references
-    from runner.engines import entry
+    from stanjax.runner import references
+    from stanjax.runner.engines import entry
 
     ids = list(models.registry()) if args.models == ["all"] else args.models
     specs = [models.get(model_id) for model_id in ids]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from models import UsageError
+from stanjax.models import UsageError
 
 
 def add_parser(verbs) -> None:
@@ -24,7 +24,7 @@ def add_parser(verbs) -> None:
 
 
 def main(args) -> int:
-    from reports.build import build
+    from stanjax.reports.build import build
 
     if args.records_in_place and len(args.results) != 1:
         raise UsageError(f"--records-in-place links to one results folder, got {len(args.results)}")

@@ -5,15 +5,21 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import models
-from models import UsageError
-from runner import records
-from runner.campaign import interrupted, run_campaign
-from runner.commands.run import (check_cores, check_gpu_visible, check_seed_and_timeout, done_keys, placement,
-                                 with_threads)
-from runner.config import campaign_entropy
-from runner.engines import entry
-from runner.studies import SCALES, STUDIES
+from stanjax import models
+from stanjax.models import UsageError
+from stanjax.runner import records
+from stanjax.runner.campaign import interrupted, run_campaign
+from stanjax.runner.config import campaign_entropy
+from stanjax.runner.engines import entry
+from stanjax.runner.plan import (
+    check_cores,
+    check_gpu_visible,
+    check_seed_and_timeout,
+    done_keys,
+    placement,
+    with_threads,
+)
+from stanjax.runner.studies import SCALES, STUDIES
 
 
 def add_parser(verbs) -> None:

@@ -3,7 +3,7 @@
 ``compile(spec, placement) -> handle`` builds (or fetches from cache) the model (the placement picks Stan's
 program: the reduce_sum one with threads per chain); ``sample(handle, data, config, seed,
 placement)`` runs the sampler where the placement says and returns a :class:`SampleResult`. Engines never compute
-ESS or R-hat: that is :mod:`runner.metrics`' job, one code path for all.
+ESS or R-hat: that is :mod:`stanjax.runner.metrics`' job, one code path for all.
 
 :data:`ENGINES` is the one place that says what an engine is: its family (Stan or JAX), its front ends and their
 report labels, the devices it runs on, its default precision and chain method per device. Placement, labels,
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from models import ModelSpec, UnknownChoice, UsageError
-from runner.config import Placement, RunConfig
+from stanjax.models import ModelSpec, UnknownChoice, UsageError
+from stanjax.runner.config import Placement, RunConfig
 
 
 @dataclass
@@ -123,7 +123,7 @@ class EngineEntry:
 
 def _stan_front_end(requested: str) -> str:
     """auto: CmdStan when one is installed, else the bundled Stan; cmdstan only where one is installed."""
-    from runner.engines.stan import find_cmdstan
+    from stanjax.runner.engines.stan import find_cmdstan
 
     if requested == "cmdstan" and not find_cmdstan():
         raise UsageError("--stan cmdstan: no CmdStan installation found (set CMDSTAN, or install one with "
@@ -137,19 +137,19 @@ ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
     # Stan's NUTS: the bundled Stan (httpstan's compiled NUTS driven directly), CmdStan through cmdstanpy when one
     # is installed; "pystan": the bundled Stan driven through pystan (records made before the direct driver).
     EngineEntry("stan", STAN, {"bundled": "Stan", "cmdstan": "CmdStan", "pystan": "PyStan"},
-                {"cpu": ("float64", "parallel")}, ("parallel",), "runner.engines.stan:StanEngine", order=3,
+                {"cpu": ("float64", "parallel")}, ("parallel",), "stanjax.runner.engines.stan:StanEngine", order=3,
                 choose_front_end=_stan_front_end, retired=("pystan",)),
     EngineEntry("numpyro", JAX, {"numpyro": "NumPyro"},
                 {"cpu": ("float64", "parallel"), "gpu": ("float32", "vectorized")},
-                ("parallel", "vectorized", "sequential"), "runner.engines.numpyro:NumPyroEngine", order=2),
+                ("parallel", "vectorized", "sequential"), "stanjax.runner.engines.numpyro:NumPyroEngine", order=2),
     # BlackJAX NUTS with Stan-style window adaptation per chain, chains vmapped.
     EngineEntry("blackjax_nuts", JAX, {"blackjax": "BlackJAX-NUTS"},
                 {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
-                "runner.engines.blackjax:nuts", order=1),
+                "stanjax.runner.engines.blackjax:nuts", order=1),
     # Jittered HMC tuned by ChEES across the chain batch: the many-chain, GPU-friendly adaptive HMC.
     EngineEntry("blackjax_chees", JAX, {"blackjax": "BlackJAX-ChEES"},
                 {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
-                "runner.engines.blackjax:chees", order=0),
+                "stanjax.runner.engines.blackjax:chees", order=0),
 )}
 ENGINE_NAMES = tuple(ENGINES)
 CPU_PAIR = ("stan", "numpyro")

@@ -17,11 +17,11 @@ from importlib import metadata
 
 import numpy as np
 
-import jax_models
-from models import ModelSpec
-from runner.config import Placement, RunConfig
-from runner.engines import SampleResult, SamplerStats, Timings
-from runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
+from stanjax import jax_models
+from stanjax.models import ModelSpec
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
 
 CHEES_TARGET_ACCEPT = 0.651  # ChEES's default: the optimal acceptance rate for HMC
 CHEES_LEARNING_RATE = 0.025  # Adam on log step size and log trajectory length, as in BlackJAX's examples
@@ -158,7 +158,9 @@ def _chees_phases(jax, logdensity, config: RunConfig, traces: dict):
             return states, (states.position, info.num_integration_steps, info.is_divergent)
 
         _, (positions, n_steps, divergent) = jax.lax.scan(step, states, jax.random.split(key, config.draws))
-        swap = lambda x: jax.numpy.swapaxes(x, 0, 1)  # (draws, chains, ...) -> (chains, draws, ...)
+        def swap(x):  # (draws, chains, ...) -> (chains, draws, ...)
+            return jax.numpy.swapaxes(x, 0, 1)
+
         return jax.tree.map(swap, positions), swap(n_steps), swap(divergent)
 
     return warmup, sampling

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 
-from runner import isa as isas
-from runner.config import Placement, RunConfig
-from runner.paths import cache_dir
+from stanjax.runner import isa as isas
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.paths import cache_dir
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda"}
 # float32 means float32 in every matmul: JAX's default precision on Ampere and Hopper GPUs is TF32 (10-bit

@@ -13,11 +13,11 @@ from importlib import metadata
 
 import numpy as np
 
-import jax_models
-from models import ModelSpec
-from runner.config import Placement, RunConfig
-from runner.engines import SampleResult, SamplerStats, Timings
-from runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
+from stanjax import jax_models
+from stanjax.models import ModelSpec
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
 
 
 class NumPyroEngine:

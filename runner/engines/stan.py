@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from models import ModelSpec, UsageError
-from runner import isa as isas
-from runner.config import Placement, RunConfig
-from runner.engines import SampleResult, SamplerStats, Timings
-from runner.paths import cache_dir
+from stanjax.models import ModelSpec, UsageError
+from stanjax.runner import isa as isas
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.paths import cache_dir
 
 ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
 # reduce_sum's grainsize for the threaded programs: 1 lets TBB's scheduler size the slices (the Stan User's Guide's

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from models import ModelSpec, Parameter, SizeError, exact_exp
+from stanjax.models import ModelSpec, Parameter, SizeError, exact_exp
 
 
 def generate(seed: int, N: int, K: int) -> dict:

@@ -1,0 +1,260 @@
+"""stanjax: paired Stan and NumPyro/JAX benchmarks, as a library.
+
+From a notebook::
+
+    import stanjax as sj
+    p = sj.posterior("eight_schools-eight_schools_noncentered")   # data, both programs, reference, sizes
+    run = sj.sample(p, engine="numpyro", size="tiny", chains=2)   # any engine of the registry
+    run.to_inference_data(); run.ess_per_second; run.record        # arviz's DataTree, metrics, the RunRecord
+    sj.compare(p, engines=["stan", "numpyro"], blocks=5)           # a paired comparison with its interval
+    sj.check("model.stan", "model.py", data="d.json")              # the check verb's result object
+    sj.load("results/")                                            # records as a pandas DataFrame
+    sj.report("results/", out="report/")
+
+Runs go through the same planning, worker processes, gates and records as ``stanjax run`` (the CLI calls these
+parts too): a run's record lands in ``out``'s results.jsonl like any other, so nothing measured is lost.
+
+The library's parts keep the design card's folders: ``stanjax.models`` (posterior specs), ``stanjax.jax_models``
+(the NumPyro programs), ``stanjax.runner`` (engines, measurement, campaigns, the CLI) and ``stanjax.reports``; the
+Stan programs and references travel with them as package data. Installed, they are folders of this package; in a
+checkout they sit beside this folder, and ``__path__`` below finds them there, so a checkout (or a copy of one)
+imports its own code with or without an install. Nothing heavy is imported at ``import stanjax``: a Stan worker
+imports it and must not load JAX.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stanjax.models import ModelSpec
+    from stanjax.reports.stats import Ratio
+    from stanjax.runner.check import CheckResult
+    from stanjax.runner.records import RunRecord
+
+_here = Path(__file__).resolve().parent
+if not (_here / "runner").is_dir() and (_here.parent / "runner" / "__init__.py").is_file():
+    __path__.append(str(_here.parent))  # a checkout: models/, runner/, ... beside stanjax/
+
+__all__ = ["Comparison", "Posterior", "Run", "check", "compare", "load", "posterior", "report", "sample"]
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """A posterior of the zoo (or of a model folder of yours): its spec, both programs, its data and references."""
+
+    spec: ModelSpec
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def title(self) -> str:
+        return self.spec.title or self.spec.id
+
+    @property
+    def sizes(self) -> dict[str, dict[str, int]]:
+        """Size presets: name -> the generator's sizes."""
+        return self.spec.sizes
+
+    @property
+    def parameters(self) -> list[str]:
+        return [parameter.name for parameter in self.spec.summarised]
+
+    @property
+    def stan_file(self) -> Path:
+        return self.spec.stan_file
+
+    @property
+    def stan_code(self) -> str:
+        return self.spec.stan_file.read_text()
+
+    @property
+    def numpyro_model(self):
+        """The NumPyro model: a function of the data dict's entries (observations default to None)."""
+        from stanjax import jax_models
+
+        return jax_models.load(self.spec.model_name)
+
+    def data(self, size: str = "default", seed: int = 1) -> dict:
+        """The data set both programs take (the Stan data block's entries), made by the seeded generator."""
+        return self.spec.data(size, seed)
+
+    def reference(self, size: str = "default", seed: int = 1) -> dict | None:
+        """The reference posterior the gates compare a run with at this size (an outside truth where the model has
+        one: inference-gym's, posteriordb's), or None; its ``header`` says how it was made."""
+        from stanjax import models
+        from stanjax.runner import references
+
+        return references.applicable(self.id, size, (), models.data_hash(self.data(size, seed)))[0]
+
+
+def posterior(posterior_id: str, model_dir: str | Path | None = None) -> Posterior:
+    """The posterior with this ID (``stanjax run --help`` lists them; ``model_dir``: a folder of your own models,
+    laid out as this repository's, joins the registry first)."""
+    from stanjax import models
+
+    if model_dir is not None:
+        models.add_model_dir(Path(model_dir))
+    return Posterior(models.get(posterior_id))
+
+
+@dataclass
+class Run:
+    """One run: its record (settings, timings, metrics, gates, provenance) and its draws."""
+
+    record: RunRecord
+    draws: dict[str, Any] = field(repr=False)  # name -> (chain, draw, ...) array
+    sample_stats: dict[str, Any] = field(repr=False)  # diverging, n_steps: (chain, draw)
+
+    @property
+    def valid(self) -> bool:
+        """Whether it passed every gate (completed, finite, R-hat, ESS, divergences, reference)."""
+        return self.record.valid
+
+    @property
+    def ess_per_second(self) -> float:
+        """Min bulk ESS over the parameters ÷ the run's warmup and sampling wall seconds (compile excluded)."""
+        return self.record.metrics.ess_per_s
+
+    @property
+    def ms_per_gradient(self) -> float:
+        return self.record.metrics.ms_per_gradient
+
+    def to_inference_data(self):
+        """The draws as arviz's DataTree (``posterior`` and ``sample_stats`` groups)."""
+        from arviz_base import from_dict
+
+        return from_dict({"posterior": self.draws, "sample_stats": self.sample_stats})
+
+
+def _request(posterior: Posterior | str, engines: list[str], size: str, chains: int, warmup: int, draws: int,
+             repeats: int, seed: int, device: str, stan: str, timeout: float):
+    from stanjax.runner.plan import Request
+
+    model_id = posterior.id if isinstance(posterior, Posterior) else posterior
+    return Request(models=[model_id], engines=engines, size=size, chains=chains, warmup=warmup, draws=draws,
+                   repeats=repeats, seed=seed, device=device, stan=stan, timeout=timeout)
+
+
+def _campaign_out(out: str | Path) -> Path:
+    from stanjax.models import UsageError
+
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot write results to {out}: {err.strerror}") from None
+    return out
+
+
+def sample(posterior: Posterior | str, engine: str = "numpyro", size: str = "default", chains: int = 4,
+           warmup: int = 1000, draws: int = 1000, seed: int = 1, device: str = "cpu", stan: str = "auto",
+           out: str | Path = "out/results", timeout: float = 3600.0) -> Run:
+    """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees) in a worker
+    process, as ``stanjax run`` does; its record is appended to ``out``/results.jsonl. A failed run raises
+    RuntimeError with the worker's last lines (its record is kept)."""
+    import numpy as np
+
+    from stanjax.runner.campaign import Recorder
+    from stanjax.runner.plan import plan
+
+    [job] = plan(_request(posterior, [engine], size, chains, warmup, draws, 1, seed, device, stan, timeout))
+    recorder = Recorder(_campaign_out(out), timeout, [])
+    with tempfile.TemporaryDirectory(prefix="stanjax-draws-") as tmp:
+        draws_file = Path(tmp) / "draws.npz"
+        record = recorder.run(job, draws_file=draws_file)
+        if record.status != "ok":
+            raise RuntimeError(f"{job.label()}: {record.status}: {record.error}")
+        with np.load(draws_file) as saved:
+            groups: dict[str, dict] = {"posterior": {}, "sample_stats": {}}
+            for key in saved.files:
+                group, _, name = key.partition("/")
+                groups[group][name] = saved[key]
+    return Run(record, groups["posterior"], groups["sample_stats"])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired comparison: ``numerator`` ÷ ``denominator`` ESS/s, the median of the block ratios with its
+    order-statistic interval (``ratio``: value, low, high, blocks), from the blocks where both runs were valid;
+    ``insufficient`` under 5 such blocks (then it is no evidence either way)."""
+
+    model_id: str
+    numerator: str
+    denominator: str
+    ratio: Ratio | None
+    records: list[RunRecord] = field(repr=False)
+
+    @property
+    def insufficient(self) -> bool:
+        from stanjax.reports.stats import MIN_BLOCKS
+
+        return self.ratio is None or self.ratio.blocks < MIN_BLOCKS
+
+
+def compare(posterior: Posterior | str, engines: tuple[str, str] | list[str] = ("stan", "numpyro"),
+            blocks: int = 5, size: str = "default", chains: int = 4, warmup: int = 1000, draws: int = 1000,
+            seed: int = 1, device: str = "cpu", stan: str = "auto", out: str | Path = "out/results",
+            timeout: float = 3600.0, reruns: int = 2) -> Comparison:
+    """Run ``blocks`` paired blocks of the two engines on ``posterior`` (back to back, their order alternating) as
+    ``stanjax run --repeats`` does, append the records to ``out``, and take the ratio as the report does. A run
+    measured on a loaded machine is run again (``reruns``) and its loaded record never enters the ratio."""
+    from stanjax.reports.build import tidy
+    from stanjax.reports.headline import comparisons
+    from stanjax.runner.campaign import run_campaign
+    from stanjax.runner.plan import plan
+
+    request = _request(posterior, list(engines), size, chains, warmup, draws, blocks, seed, device, stan, timeout)
+    jobs = plan(request)
+    written: list = []
+    run_campaign(jobs, _campaign_out(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
+    found = comparisons(tidy(written)) if any(r.valid for r in written) else []
+    entry = next((c for c in found if len(c["models"]) == 1), None)
+    model_id = jobs[0].model_id
+    if entry is None:
+        return Comparison(model_id, engines[1], engines[0], None, written)
+    return Comparison(model_id, entry["numerator"], entry["denominator"], entry["models"][0]["warm"], written)
+
+
+def check(*target: str | Path, data: str | Path | None = None, **options) -> CheckResult:
+    """``stanjax check`` as a function: ``check("model.stan", "model.py", data="d.json")`` or ``check(posterior_id)``;
+    ``options`` as the verb's (size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after,
+    out, model_dir). The result holds each stage, the verdict (``exit_code`` as the CLI's), the short run's records
+    and rows, and the speed ratio."""
+    from stanjax.runner.check import CheckRequest
+    from stanjax.runner.check import check as run_check
+
+    paths = {key: Path(value) for key, value in options.items() if key in ("reference", "out", "model_dir")
+             and value is not None}
+    request = CheckRequest([str(t) for t in target], data=Path(data) if data is not None else None,
+                           **{**options, **paths})
+    return run_check(request)
+
+
+def load(results: str | Path | list[str | Path]) -> pd.DataFrame:
+    """Records (results.jsonl files, or folders searched for them) as one row each: identity, engine setup,
+    sizes, status and gates, timings, metrics, energy, whether an answer may use it (loaded, superseded)."""
+    from stanjax.reports.build import tidy
+    from stanjax.runner import records
+
+    paths = [Path(p) for p in results] if isinstance(results, list) else Path(results)
+    found = records.independent(records.read(paths))
+    if not found:
+        raise records.RecordsError(f"no records in {results}")
+    return tidy(found)
+
+
+def report(results: str | Path | list[str | Path], out: str | Path = "out/report") -> Path:
+    """The HTML report (index.html, with README.md, runs.csv, summary.json) of the records in ``results``, written
+    into ``out``; the path of index.html."""
+    from stanjax.reports.build import build
+
+    paths = [Path(p) for p in results] if isinstance(results, list) else Path(results)
+    return build(paths, Path(out))
