@@ -36,17 +36,22 @@ def main(argv: list[str] | None = None) -> int:
         if reference is None:
             continue
         sources[r.model_id] = source
-        distances[(r.model_id, r.engine)].append(max(
-            abs(r.metrics.posterior_mean[name] - ref["mean"]) / ref["sd"]
-            for name, ref in reference["parameters"].items()))
+        distances[(r.model_id, r.engine)].append(
+            max(
+                abs(r.metrics.posterior_mean[name] - ref["mean"]) / ref["sd"]
+                for name, ref in reference["parameters"].items()
+            )
+        )
     failed = False
     print(f"{'model':40} {'engine':8} {'runs':>4} {'max |mean - ref| / ref sd':>26}  reference")
     for (model_id, engine), values in sorted(distances.items()):
         outside = sources[model_id].startswith(references.OUTSIDE_TRUTH)
         far = outside and float(np.median(values)) > args.limit
         failed |= far
-        print(f"{model_id:40} {engine:8} {len(values):>4} {float(np.median(values)):>26.3f}  "
-              f"{'OVER THE LIMIT ' if far else ''}{sources[model_id][:90]}")
+        print(
+            f"{model_id:40} {engine:8} {len(values):>4} {float(np.median(values)):>26.3f}  "
+            f"{'OVER THE LIMIT ' if far else ''}{sources[model_id][:90]}"
+        )
     return 1 if failed else 0
 
 

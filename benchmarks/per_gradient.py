@@ -54,11 +54,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-MODELS = ("covtype_synth-logistic_regression", "tennis_synth-bradley_terry_hierarchical",
-          "mixture_synth-gaussian_mixture", "gym_sp500-stochastic_volatility_sp500")
+MODELS = (
+    "covtype_synth-logistic_regression",
+    "tennis_synth-bradley_terry_hierarchical",
+    "mixture_synth-gaussian_mixture",
+    "gym_sp500-stochastic_volatility_sp500",
+)
 # (column heading, worker, build): Stan's builds are "baseline" (httpstan's own flags) or an ISA; JAX's an ISA.
-COLUMNS = (("Stan as built", "stan", "baseline"), ("Stan -march=native", "stan", "native"),
-           ("JAX (host ISA)", "jax", "native"), ("JAX (SSE4.2)", "jax", "x86-64-v2"))
+COLUMNS = (
+    ("Stan as built", "stan", "baseline"),
+    ("Stan -march=native", "stan", "native"),
+    ("JAX (host ISA)", "jax", "native"),
+    ("JAX (SSE4.2)", "jax", "x86-64-v2"),
+)
 # Up to 255 gradients a NUTS iteration, to spread what each iteration costs besides them (drawing a momentum,
 # writing the draw and Stan's diagnostics, all on Stan's sampling clock) over many gradients.
 MAX_DEPTH = 8
@@ -67,6 +75,7 @@ SEED = 1
 
 
 # --- Stan's worker (never imports JAX) -------------------------------------------------------------------------
+
 
 def stan_module(stan_file: Path, build: str):
     """httpstan's compiled module of ``stan_file``: the engine's build for an ISA, or (``baseline``) the program
@@ -78,7 +87,8 @@ def stan_module(stan_file: Path, build: str):
 
     if build != "baseline":
         return httpstan.models.import_services_extension_module(
-            HttpstanBackend().compile(stan_file, build)["model_name"])
+            HttpstanBackend().compile(stan_file, build)["model_name"]
+        )
     code = stan_file.read_text()
 
     async def post():
@@ -99,8 +109,12 @@ def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float
     columns, table = sample_table(output, arguments["num_samples"])
     gradients = table[:, columns.index("n_leapfrog__")].sum()
     if gradients < 10 * len(table):
-        print(f"warning: {label}: {gradients / len(table):.1f} leapfrogs an iteration: per-iteration costs dominate "
-              "(a smaller --init-radius may help)", file=sys.stderr, flush=True)
+        print(
+            f"warning: {label}: {gradients / len(table):.1f} leapfrogs an iteration: per-iteration costs dominate "
+            "(a smaller --init-radius may help)",
+            file=sys.stderr,
+            flush=True,
+        )
     seconds = _parse_elapsed(output)["sampling"]
     return 1000 * seconds / gradients, seconds
 
@@ -115,8 +129,7 @@ def applies(kind: str, alt: str | None) -> bool:
     return alt is None or alt.endswith(".stan" if kind == "stan" else ".py")
 
 
-def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str],
-                init_radius: float):
+def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str], init_radius: float):
     """Per (row, build): a function that runs one repetition and returns ms per gradient."""
     from stanjax import models as registry
     from stanjax.runner.config import RunConfig
@@ -141,11 +154,13 @@ def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], bu
                 continue
             arguments["num_samples"] = max(3, round(3 * REP_SECONDS / max(seconds, 1e-3)))
             timers[label, build] = lambda module=module, arguments=arguments, label=label: stan_nuts_ms(
-                module, arguments, label)[0]
+                module, arguments, label
+            )[0]
     return timers
 
 
 # --- JAX's worker ------------------------------------------------------------------------------------------------
+
 
 def jax_worker(models: list[str], isa: str, alts: list[str]):
     """Per (row, isa): a function that runs one repetition and returns ms per gradient."""
@@ -171,8 +186,7 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)
             model = getattr(module, spec.model_name)
-        points, potential, _ = initial_points(jax, model, data,
-                                              RunConfig(chains=1), jax.random.PRNGKey(SEED))
+        points, potential, _ = initial_points(jax, model, data, RunConfig(chains=1), jax.random.PRNGKey(SEED))
         point = jax.tree.map(lambda x: x[0], points)
         value_and_grad = jax.value_and_grad(potential)
 
@@ -181,6 +195,7 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
                 z, total = carry
                 value, gradient = value_and_grad(z)  # noqa: B023
                 return jax.tree.map(lambda x, g: x + 1e-300 * g, z, gradient), total + value
+
             return jax.lax.fori_loop(0, n, body, (z, 0.0))
 
         run = jax.jit(steps)
@@ -193,16 +208,21 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
             start = time.perf_counter()
             jax.block_until_ready(run(point, n))
             return 1000 * (time.perf_counter() - start) / n
+
         timers[label, isa] = timer
     return timers
 
 
-def worker(kind: str, build: str, core: int, models: list[str], programs: dict[str, str], alts: list[str],
-           init_radius: float) -> None:
+def worker(
+    kind: str, build: str, core: int, models: list[str], programs: dict[str, str], alts: list[str], init_radius: float
+) -> None:
     """Serve repetitions: one line in ("row build"), one line out (ms per gradient)."""
     os.sched_setaffinity(0, {core})
-    timers = (stan_worker(models, programs, alts, build.split(","), init_radius) if kind == "stan"
-              else jax_worker(models, build, alts))
+    timers = (
+        stan_worker(models, programs, alts, build.split(","), init_radius)
+        if kind == "stan"
+        else jax_worker(models, build, alts)
+    )
     print("ready", flush=True)
     for line in sys.stdin:
         model_id, asked = line.split()
@@ -211,17 +231,32 @@ def worker(kind: str, build: str, core: int, models: list[str], programs: dict[s
 
 # --- the conductor -----------------------------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (default 5)")
     parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)), help="the one core used")
-    parser.add_argument("--program", action="append", default=[], metavar="ID=PATH",
-                        help="time this Stan program for model ID in place of its stan/ one")
-    parser.add_argument("--alt", action="append", default=[], metavar="ID=PATH",
-                        help="also time this program (.stan) or NumPyro model (.py) for model ID, interleaved")
-    parser.add_argument("--columns", nargs="+", metavar="KIND:BUILD",
-                        help="only these columns, e.g. stan:native jax:native (default: all)")
+    parser.add_argument(
+        "--program",
+        action="append",
+        default=[],
+        metavar="ID=PATH",
+        help="time this Stan program for model ID in place of its stan/ one",
+    )
+    parser.add_argument(
+        "--alt",
+        action="append",
+        default=[],
+        metavar="ID=PATH",
+        help="also time this program (.stan) or NumPyro model (.py) for model ID, interleaved",
+    )
+    parser.add_argument(
+        "--columns",
+        nargs="+",
+        metavar="KIND:BUILD",
+        help="only these columns, e.g. stan:native jax:native (default: all)",
+    )
     parser.add_argument("--init-radius", type=float, default=2.0, help="Stan's init radius (default 2, Stan's)")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "BUILD"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -232,24 +267,36 @@ def main(argv: list[str] | None = None) -> int:
 
     columns = [c for c in COLUMNS if args.columns is None or f"{c[1]}:{c[2]}" in args.columns]
     table_rows = rows(args.models, args.alt)
-    common = ["--core", str(args.core), "--models", *args.models, *(f"--program={p}" for p in args.program),
-              *(f"--alt={a}" for a in args.alt), f"--init-radius={args.init_radius}"]
+    common = [
+        "--core",
+        str(args.core),
+        "--models",
+        *args.models,
+        *(f"--program={p}" for p in args.program),
+        *(f"--alt={a}" for a in args.alt),
+        f"--init-radius={args.init_radius}",
+    ]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     workers = {}
     stan_builds = ",".join(build for _, kind, build in columns if kind == "stan")
     wanted = ([("stan", stan_builds)] if stan_builds else []) + [(k, b) for _, k, b in columns if k == "jax"]
     for kind, build in wanted:
         workers[kind, build] = subprocess.Popen(
-            [sys.executable, __file__, "--worker", kind, build, *common], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+            [sys.executable, __file__, "--worker", kind, build, *common],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
         if workers[kind, build].stdout.readline().strip() != "ready":  # one at a time: compiles share no core
             raise RuntimeError(f"the {kind} {build} worker failed to start")
     times: dict[tuple[str, str], list[float]] = {}
     start = time.perf_counter()
     for rep in range(args.reps):
         # rows, like columns, in an order rotated each repetition (an old and a new program alternate)
-        for label, _, alt in table_rows[rep % len(table_rows):] + table_rows[:rep % len(table_rows)]:
-            for heading, kind, build in columns[rep % len(columns):] + columns[:rep % len(columns)]:
+        for label, _, alt in table_rows[rep % len(table_rows) :] + table_rows[: rep % len(table_rows)]:
+            for heading, kind, build in columns[rep % len(columns) :] + columns[: rep % len(columns)]:
                 if not applies(kind, alt):
                     continue
                 process = workers[kind, stan_builds if kind == "stan" else build]
@@ -260,8 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         process.stdin.close()
         process.wait()
 
-    print(f"Milliseconds per gradient, median of {args.reps} interleaved repetitions (min-max), float64, default "
-          f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions.\n")
+    print(
+        f"Milliseconds per gradient, median of {args.reps} interleaved repetitions (min-max), float64, default "
+        f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions.\n"
+    )
     print("| model | " + " | ".join(heading for heading, _, _ in columns) + " |")
     print("|---|" + "---:|" * len(columns))
     for label, model_id, alt in table_rows:
@@ -269,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         for heading, _, _ in columns:
             found = times.get((label, heading))
             cells.append(f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})" if found else "-")
-        shown = (f"{model_id} ({alt})" if alt else
-                 model_id + (f" ({programs[model_id]})" if model_id in programs else ""))
+        shown = (
+            f"{model_id} ({alt})" if alt else model_id + (f" ({programs[model_id]})" if model_id in programs else "")
+        )
         print(f"| {shown} | " + " | ".join(cells) + " |")
     return 0
 

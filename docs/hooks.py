@@ -16,8 +16,13 @@ from stanjax.runner.cli import build_parser
 def cli_page() -> str:
     parser = build_parser()
     verbs = next(action for action in parser._actions if action.__class__.__name__ == "_SubParsersAction")
-    parts = ["# Every verb's options\n", "Generated from the parsers (`stanjax VERB --help` prints the same).\n",
-             "```text", parser.format_help().rstrip(), "```\n"]
+    parts = [
+        "# Every verb's options\n",
+        "Generated from the parsers (`stanjax VERB --help` prints the same).\n",
+        "```text",
+        parser.format_help().rstrip(),
+        "```\n",
+    ]
     for name, sub in verbs.choices.items():
         parts += [f"## stanjax {name}\n", "```text", sub.format_help().rstrip(), "```\n"]
     return "\n".join(parts)
@@ -25,23 +30,35 @@ def cli_page() -> str:
 
 def model_page(spec: models.ModelSpec) -> str:
     module = inspect.getmodule(spec.generate)
-    sizes = "\n".join(f"| {name} | {', '.join(f'{k} = {v:,}' for k, v in values.items()) or 'fixed data'} |"
-                      for name, values in spec.sizes.items())
-    reference_files = [f"`references/{spec.id}.{size}.json`" for size in spec.sizes
-                       if references.path(spec.id, size).exists()]
+    sizes = "\n".join(
+        f"| {name} | {', '.join(f'{k} = {v:,}' for k, v in values.items()) or 'fixed data'} |"
+        for name, values in spec.sizes.items()
+    )
+    reference_files = [
+        f"`references/{spec.id}.{size}.json`" for size in spec.sizes if references.path(spec.id, size).exists()
+    ]
     truth = ("an outside ground truth (the spec's `ground_truth`), " if spec.ground_truth else "") + (
-        ", ".join(reference_files) or "none of ours")
-    return "\n".join([
-        f"# {spec.title or spec.id}\n",
-        f"`{spec.id}`: {spec.description}\n",
-        f"**Regime:** {spec.regime or 'not stated'}\n",
-        (inspect.getdoc(module) or "") + "\n",
-        "| size | sizes |\n|---|---|\n" + sizes + "\n",
-        f"**References:** {truth}.\n",
-        "**Parameters:** " + ", ".join(f"`{p.name}`" for p in spec.summarised) + "\n",
-        f"## Stan: `stan/{spec.stan_file.name}`\n", "```stan", spec.stan_file.read_text().rstrip(), "```\n",
-        f"## NumPyro: `jax_models/{spec.jax_file.name}`\n", "```python", spec.jax_file.read_text().rstrip(), "```\n",
-    ])
+        ", ".join(reference_files) or "none of ours"
+    )
+    return "\n".join(
+        [
+            f"# {spec.title or spec.id}\n",
+            f"`{spec.id}`: {spec.description}\n",
+            f"**Regime:** {spec.regime or 'not stated'}\n",
+            (inspect.getdoc(module) or "") + "\n",
+            "| size | sizes |\n|---|---|\n" + sizes + "\n",
+            f"**References:** {truth}.\n",
+            "**Parameters:** " + ", ".join(f"`{p.name}`" for p in spec.summarised) + "\n",
+            f"## Stan: `stan/{spec.stan_file.name}`\n",
+            "```stan",
+            spec.stan_file.read_text().rstrip(),
+            "```\n",
+            f"## NumPyro: `jax_models/{spec.jax_file.name}`\n",
+            "```python",
+            spec.jax_file.read_text().rstrip(),
+            "```\n",
+        ]
+    )
 
 
 def on_files(files: Files, config) -> Files:

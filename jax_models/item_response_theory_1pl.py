@@ -10,16 +10,18 @@ def item_response_theory_1pl(N, S, Q, student, question, correct=None):
     # few scalars instead of a direction through all 500 of them. The target's std_normal priors in these
     # coordinates: |x|^2 = n mean(x)^2 + |x - mean(x)|^2 (a linear map: constant Jacobian).
     centered_ability_mean = numpyro.sample("centered_ability_mean", dist.Normal(0.0, 1.0 / jnp.sqrt(S)))
-    centered_ability_deviation = numpyro.sample("centered_ability_deviation",
-                                                dist.ZeroSumNormal(1.0, event_shape=(S,)))
+    centered_ability_deviation = numpyro.sample("centered_ability_deviation", dist.ZeroSumNormal(1.0, event_shape=(S,)))
     question_difficulty_mean = numpyro.sample("question_difficulty_mean", dist.Normal(0.0, 1.0 / jnp.sqrt(Q)))
-    question_difficulty_deviation = numpyro.sample("question_difficulty_deviation",
-                                                   dist.ZeroSumNormal(1.0, event_shape=(Q,)))
+    question_difficulty_deviation = numpyro.sample(
+        "question_difficulty_deviation", dist.ZeroSumNormal(1.0, event_shape=(Q,))
+    )
     # the target's own parameters
-    centered_student_ability = numpyro.deterministic("centered_student_ability",
-                                                     centered_ability_mean + centered_ability_deviation)
-    question_difficulty = numpyro.deterministic("question_difficulty",
-                                                question_difficulty_mean + question_difficulty_deviation)
+    centered_student_ability = numpyro.deterministic(
+        "centered_student_ability", centered_ability_mean + centered_ability_deviation
+    )
+    question_difficulty = numpyro.deterministic(
+        "question_difficulty", question_difficulty_mean + question_difficulty_deviation
+    )
     # the data block indexes students and questions from 1, as Stan does
     logits = mean_student_ability + centered_student_ability[student - 1] - question_difficulty[question - 1]
     with numpyro.plate("answers", N):

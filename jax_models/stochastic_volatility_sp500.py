@@ -9,8 +9,10 @@ def stochastic_volatility_sp500(T, centered_returns=None):
     persistence_of_volatility = numpyro.sample(
         "persistence_of_volatility",
         # 2 Beta(20, 1.5) - 1; the affine map's domain given, so the support is (-1, 1), Stan's logit-based transform
-        dist.TransformedDistribution(dist.Beta(20.0, 1.5),
-                                     dist.transforms.AffineTransform(-1.0, 2.0, domain=constraints.unit_interval)))
+        dist.TransformedDistribution(
+            dist.Beta(20.0, 1.5), dist.transforms.AffineTransform(-1.0, 2.0, domain=constraints.unit_interval)
+        ),
+    )
     white_noise_shock_scale = numpyro.sample("white_noise_shock_scale", dist.HalfCauchy(2.0))
     # the AR(1) innovations, standardised (non-centred)
     log_volatility_std = numpyro.sample("log_volatility_std", dist.Normal(0.0, 1.0).expand([T]).to_event(1))
@@ -29,5 +31,6 @@ def stochastic_volatility_sp500(T, centered_returns=None):
     # Unvalidated: a prior draw (Cauchy mean, half-Cauchy shock scale) can put a log volatility beyond float32's exp
     # range, a scale of 0 or inf, whose log density is -inf (Stan rejects it), not an error; posteriors never do.
     with numpyro.plate("time", T):
-        numpyro.sample("centered_returns", dist.Normal(0.0, jnp.exp(log_volatility / 2), validate_args=False),
-                       obs=centered_returns)
+        numpyro.sample(
+            "centered_returns", dist.Normal(0.0, jnp.exp(log_volatility / 2), validate_args=False), obs=centered_returns
+        )

@@ -58,8 +58,12 @@ class UnknownChoice(UsageError):
         super().__init__(f"unknown {kind} '{name}' (choose from: {', '.join(choices)})")
 
 
-_SIZE_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-                   ast.FloorDiv: operator.floordiv}
+_SIZE_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+}
 
 
 def size_value(expression: str, data: dict) -> int:
@@ -188,8 +192,14 @@ def _load_spec(path: Path) -> ModelSpec:
     try:
         module_spec.loader.exec_module(module)
     except Exception as err:  # a user's spec file: whatever it raises, name the file and the error in one line
-        where = next((f" (line {frame.lineno})" for frame in reversed(traceback.extract_tb(err.__traceback__))
-                      if frame.filename == str(path)), "")
+        where = next(
+            (
+                f" (line {frame.lineno})"
+                for frame in reversed(traceback.extract_tb(err.__traceback__))
+                if frame.filename == str(path)
+            ),
+            "",
+        )
         raise SpecError(f"model spec {path}{where} does not load: {type(err).__name__}: {err}") from None
     spec = getattr(module, "SPEC", None)
     if not isinstance(spec, ModelSpec):
@@ -216,8 +226,10 @@ def add_model_dir(folder: Path) -> list[str]:
     """Take a user's model folder into the registry, in this process and the workers it starts; its IDs."""
     folder = Path(folder).resolve()
     if not (folder / "models").is_dir():
-        raise UsageError(f"model folder {folder} has no models/ folder (a model folder holds models/<id>.py, "
-                         "stan/<model>.stan and jax_models/<model>.py, as this repository does)")
+        raise UsageError(
+            f"model folder {folder} has no models/ folder (a model folder holds models/<id>.py, "
+            "stan/<model>.stan and jax_models/<model>.py, as this repository does)"
+        )
     if folder not in model_dirs():
         os.environ[MODEL_DIRS_ENV] = os.pathsep.join(map(str, [*model_dirs(), folder]))
         registry.cache_clear()
@@ -228,6 +240,7 @@ def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelS
     """A model folder's specs, their files checked; its NumPyro models importable as ``jax_models.<model>``
     (the folder joins the package's path, so every engine loads them as it loads this repository's)."""
     from stanjax import jax_models
+
     homes = {spec.model_name: spec.jax_file for spec in taken.values()}
     homes |= {p.stem: p for p in JAX_MODELS_DIR.glob("*.py")}
     found = {}
@@ -236,8 +249,10 @@ def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelS
         if spec.id in taken:
             raise SpecError(f"model spec {path}: {spec.id} is already a model (from {taken[spec.id].stan_dir.parent})")
         if homes.get(spec.model_name, spec.jax_file) != spec.jax_file:
-            raise SpecError(f"model spec {path}: the model name '{spec.model_name}' is taken by "
-                            f"{homes[spec.model_name]}: rename the model")
+            raise SpecError(
+                f"model spec {path}: the model name '{spec.model_name}' is taken by "
+                f"{homes[spec.model_name]}: rename the model"
+            )
         for needed in (spec.stan_file, spec.jax_file):
             if not needed.exists():
                 raise SpecError(f"model spec {path}: {needed} is missing")

@@ -14,8 +14,10 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Dogs' shock avoidance, posteriordb",
     description="posteriordb's dogs-dogs (arm book, stan examples, pathfinder paper).",
-    regime=("small logistic model (3 parameters, 750 trials) whose published program also stores 2,250 "
-            "transformed parameters a draw"),
+    regime=(
+        "small logistic model (3 parameters, 750 trials) whose published program also stores 2,250 "
+        "transformed parameters a draw"
+    ),
     parameters=(Parameter("beta", (3,)),),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -60,12 +60,18 @@ def ground_truth(target: str, quantities: dict[str, str], model_id: str, size: s
     parameters = {}
     for name, quantity in quantities.items():
         prefix = f"IDENTITY_{quantity.upper()}" if quantity else "IDENTITY"  # a target of one quantity: unnamed
-        mean, se, sd = (np.asarray(getattr(truth, f"{prefix}_{column}"))
-                        for column in ("MEAN", "MEAN_STANDARD_ERROR", "STANDARD_DEVIATION"))
+        mean, se, sd = (
+            np.asarray(getattr(truth, f"{prefix}_{column}"))
+            for column in ("MEAN", "MEAN_STANDARD_ERROR", "STANDARD_DEVIATION")
+        )
         for index in np.ndindex(mean.shape):
             flat = f"{name}[{','.join(str(i + 1) for i in index)}]" if index else name
-            parameters[flat] = {"mean": float(mean[index]), "mcse_mean": float(se[index]), "sd": float(sd[index]),
-                                "mcse_sd": None}
+            parameters[flat] = {
+                "mean": float(mean[index]),
+                "mcse_mean": float(se[index]),
+                "sd": float(sd[index]),
+                "mcse_sd": None,
+            }
     version = importlib.metadata.version(DISTRIBUTION)
     header = {
         "source": f"inference-gym {version} ground truth (inference_gym/{relative})",

@@ -48,7 +48,7 @@ SPEC = ModelSpec(
     id=ID,
     title="Brownian motion, missing middle (gym)",
     description="Brownian motion, 30 steps, middle 10 unobserved, known noise scales (inference-gym); its ground "
-                "truth as reference.",
+    "truth as reference.",
     regime="tiny model: per-call and JIT overhead dominate",
     parameters=(Parameter("locs", ("T",)),),
     sizes={"tiny": {}, "small": {}, "default": {}, "large": {}},

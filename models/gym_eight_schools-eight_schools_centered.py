@@ -22,8 +22,9 @@ def generate(seed: int) -> dict:
 
 
 def ground_truth(size: str) -> dict:
-    return gym.ground_truth("eight_schools", {name: name for name in ("avg_effect", "log_stddev", "school_effects")},
-                            ID, size, generate(0))
+    return gym.ground_truth(
+        "eight_schools", {name: name for name in ("avg_effect", "log_stddev", "school_effects")}, ID, size, generate(0)
+    )
 
 
 SPEC = ModelSpec(

@@ -44,8 +44,10 @@ def generate(seed: int, students: int, questions: int) -> dict:
     first ``questions`` questions; ``seed`` is accepted for the common interface and not used."""
     del seed
     if not (1 <= students <= FULL["students"] and 1 <= questions <= FULL["questions"]):
-        raise SizeError(f"gym_irt needs 1 <= students <= {FULL['students']} and 1 <= questions <= "
-                        f"{FULL['questions']}, got {students}, {questions}")
+        raise SizeError(
+            f"gym_irt needs 1 <= students <= {FULL['students']} and 1 <= questions <= "
+            f"{FULL['questions']}, got {students}, {questions}"
+        )
     source = gym.dataset("synthetic_item_response_theory")
     student_ids, question_ids, correct = source.STUDENT_IDS, source.QUESTION_IDS, source.CORRECT
     order = np.arange(student_ids.shape[0])
@@ -72,19 +74,24 @@ def ground_truth(size: str) -> dict | None:
     if SIZES[size] != FULL:
         return None
     quantities = ("mean_student_ability", "centered_student_ability", "question_difficulty")
-    return gym.ground_truth("synthetic_item_response_theory", {name: name for name in quantities}, ID, size,
-                            generate(0, **FULL))
+    return gym.ground_truth(
+        "synthetic_item_response_theory", {name: name for name in quantities}, ID, size, generate(0, **FULL)
+    )
 
 
 SPEC = ModelSpec(
     id=ID,
     title="IRT 1PL (gym)",
     description="1PL item-response model, inference-gym's synthetic target (400 students, 100 questions); "
-                "its ground truth as reference.",
+    "its ground truth as reference.",
     regime="gather-heavy likelihood: 30012 answers indexing 500 abilities and difficulties",
-    parameters=(Parameter("mean_student_ability"), Parameter("centered_ability_mean"),
-                Parameter("centered_ability_deviation", ("S",)), Parameter("question_difficulty_mean"),
-                Parameter("question_difficulty_deviation", ("Q",))),
+    parameters=(
+        Parameter("mean_student_ability"),
+        Parameter("centered_ability_mean"),
+        Parameter("centered_ability_deviation", ("S",)),
+        Parameter("question_difficulty_mean"),
+        Parameter("question_difficulty_deviation", ("Q",)),
+    ),
     quantities=(Parameter("centered_student_ability", ("S",)), Parameter("question_difficulty", ("Q",))),
     different_transforms=("centered_ability_deviation", "question_difficulty_deviation"),  # zero-sum: maps may differ
     sizes=SIZES,

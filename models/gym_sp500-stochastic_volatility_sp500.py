@@ -79,10 +79,14 @@ SPEC = ModelSpec(
     id=ID,
     title="S&P 500 volatility (gym)",
     description="Stochastic volatility of S&P 500 returns (inference-gym), T = 100 or 2516: non-centred AR(1) log "
-                "volatility from its first state; the package's ground truth as reference.",
+    "volatility from its first state; the package's ground truth as reference.",
     regime="latent series: T AR(1) states built by a sequential recursion, one observation each",
-    parameters=(Parameter("persistence_of_volatility"), Parameter("initial_log_volatility"),
-                Parameter("white_noise_shock_scale"), Parameter("log_volatility_std", ("T",))),
+    parameters=(
+        Parameter("persistence_of_volatility"),
+        Parameter("initial_log_volatility"),
+        Parameter("white_noise_shock_scale"),
+        Parameter("log_volatility_std", ("T",)),
+    ),
     quantities=(Parameter("mean_log_volatility"), Parameter("log_volatility", ("T",))),
     sizes=SIZES,
     generate=generate,

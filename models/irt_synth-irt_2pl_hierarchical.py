@@ -33,11 +33,17 @@ SPEC = ModelSpec(
     id="irt_synth-irt_2pl_hierarchical",
     title="Hierarchical IRT 2PL",
     description="Hierarchical 2PL item-response model, centred difficulties (each item answered by every student), "
-                "abilities ~ normal(0, 1).",
+    "abilities ~ normal(0, 1).",
     regime="hierarchy with ~1000 parameters at default size (I x J likelihood terms), every item answered by every "
-           "student",
-    parameters=(Parameter("theta", ("J",)), Parameter("mu_b"), Parameter("sigma_b"), Parameter("b", ("I",)),
-                Parameter("sigma_a"), Parameter("a_raw", ("I",))),
+    "student",
+    parameters=(
+        Parameter("theta", ("J",)),
+        Parameter("mu_b"),
+        Parameter("sigma_b"),
+        Parameter("b", ("I",)),
+        Parameter("sigma_a"),
+        Parameter("a_raw", ("I",)),
+    ),
     sizes={
         "tiny": {"I": 10, "J": 50},
         "small": {"I": 20, "J": 200},

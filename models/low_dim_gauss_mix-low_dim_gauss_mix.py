@@ -18,5 +18,7 @@ SPEC = ModelSpec(
     parameters=(Parameter("mu", (2,)), Parameter("sigma", (2,)), Parameter("theta")),
     sizes=posteriordb.SIZES,
     generate=generate,
-    ground_truth=posteriordb.outside_truth(CARRIED / "low_dim_gauss_mix-low_dim_gauss_mix.reference.json", SPEC_ID, generate),
+    ground_truth=posteriordb.outside_truth(
+        CARRIED / "low_dim_gauss_mix-low_dim_gauss_mix.reference.json", SPEC_ID, generate
+    ),
 )

@@ -46,15 +46,22 @@ def generate(seed: int, N: int) -> dict:
     y = rng.normal(np.take(LOCATIONS, component), np.take(SCALES, component))
     labelled = component[N:]
     centre = [np.mean(y[N:][labelled == k]) if np.any(labelled == k) else 0.0 for k in range(len(WEIGHTS))]
-    return {"N": N, "K": len(WEIGHTS), "y": y[:N], "N_labelled": n_labelled, "y_labelled": y[N:],
-            "z_labelled": labelled.astype(np.int64) + 1, "labelled_centre": np.asarray(centre)}
+    return {
+        "N": N,
+        "K": len(WEIGHTS),
+        "y": y[:N],
+        "N_labelled": n_labelled,
+        "y_labelled": y[N:],
+        "z_labelled": labelled.astype(np.int64) + 1,
+        "labelled_centre": np.asarray(centre),
+    }
 
 
 SPEC = ModelSpec(
     id="mixture_synth-gaussian_mixture",
     title="Gaussian mixture",
     description="Gaussian mixture with the component labels summed out; a labelled twentieth of the data "
-                "identifies the components (locations sampled from their labelled centres).",
+    "identifies the components (locations sampled from their labelled centres).",
     regime="marginalised discrete latents: N x K log-sum-exp terms per gradient",
     parameters=(Parameter("w", ("K",)), Parameter("mu_offset", ("K",)), Parameter("sigma", ("K",))),
     quantities=(Parameter("mu", ("K",)),),

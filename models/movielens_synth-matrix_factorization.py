@@ -50,19 +50,31 @@ def generate(seed: int, U: int, M: int, K: int) -> dict:
     logits = -1.5 + rng.normal(0.0, 0.5, size=(U, 1)) + rng.normal(0.0, 0.5, size=(1, M))
     logits = logits + user_factors @ movie_factors.T
     y = rng.binomial(1, 1.0 / (1.0 + np.exp(-logits)))
-    return {"U": U, "M": M, "K": K, "L": len(link_movie), "link_movie": link_movie.astype(np.int64) + 1,
-            "link_genre": link_genre.astype(np.int64) + 1, "y": y.astype(np.int64)}
+    return {
+        "U": U,
+        "M": M,
+        "K": K,
+        "L": len(link_movie),
+        "link_movie": link_movie.astype(np.int64) + 1,
+        "link_genre": link_genre.astype(np.int64) + 1,
+        "y": y.astype(np.int64),
+    }
 
 
 SPEC = ModelSpec(
     id="movielens_synth-matrix_factorization",
     title="Matrix factorisation (MovieLens-like)",
     description="Bernoulli matrix factorisation with genre-structured factors: user tastes per genre, each movie "
-                "loading positively on its known genres only (which fixes rotation, order and sign), plus user "
-                "and movie biases; biases and tastes are deviations from the average user and movie.",
+    "loading positively on its known genres only (which fixes rotation, order and sign), plus user "
+    "and movie biases; biases and tastes are deviations from the average user and movie.",
     regime="many parameters, dense matrix products: U x M likelihood terms per gradient",
-    parameters=(Parameter("mu"), Parameter("b_user", ("U",)), Parameter("b_movie", ("M",)),
-                Parameter("tastes", ("K", "U")), Parameter("movie_loading", ("L",))),
+    parameters=(
+        Parameter("mu"),
+        Parameter("b_user", ("U",)),
+        Parameter("b_movie", ("M",)),
+        Parameter("tastes", ("K", "U")),
+        Parameter("movie_loading", ("L",)),
+    ),
     sizes={
         "tiny": {"U": 30, "M": 20, "K": 2},
         "small": {"U": 100, "M": 60, "K": 3},
@@ -73,6 +85,9 @@ SPEC = ModelSpec(
     different_transforms=("b_user", "b_movie", "tastes"),  # zero-sum: Stan's isometric map, NumPyro's Householder
     studies=("devices",),
     shard_rows=("y",),
-    shard_sizes={"tiny": {"U": 32, "M": 20, "K": 2}, "cpu": {"U": 320, "M": 200, "K": 5},
-                 "gpu": {"U": 6_040, "M": 3_706, "K": 20}},
+    shard_sizes={
+        "tiny": {"U": 32, "M": 20, "K": 2},
+        "cpu": {"U": 320, "M": 200, "K": 5},
+        "gpu": {"U": 6_040, "M": 3_706, "K": 20},
+    },
 )

@@ -32,9 +32,12 @@ def _carried(path: Path) -> dict:
 
 def fixed_data(path: Path) -> Callable[..., dict]:
     """A spec's ``generate`` for a carried data file: the data set itself, whatever the seed."""
+
     def generate(seed: int) -> dict:
-        return {key: np.asarray(value) if isinstance(value, list) else value
-                for key, value in _carried(path)["data"].items()}
+        return {
+            key: np.asarray(value) if isinstance(value, list) else value
+            for key, value in _carried(path)["data"].items()
+        }
 
     generate.__doc__ = f"posteriordb's data set {path.name} (fixed: the seed is unused)."
     return generate
@@ -43,6 +46,7 @@ def fixed_data(path: Path) -> Callable[..., dict]:
 def outside_truth(path: Path, model_id: str, generate: Callable[..., dict]) -> Callable[[str], dict]:
     """A spec's ``ground_truth``: the carried reference for every size preset, for the data ``generate`` gives
     (their hash in the header, so the gate applies it only to runs on those data)."""
+
     def truth(size: str) -> dict:
         carried = _carried(path)
         header = {**carried["header"], "model_id": model_id, "size": size, "data_hash": data_hash(generate(0))}

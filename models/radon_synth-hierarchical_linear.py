@@ -24,9 +24,15 @@ SPEC = ModelSpec(
     title="Radon, multilevel linear",
     description="Multilevel linear regression: county intercepts and floor slopes, non-centred.",
     regime="classic multilevel model: gathers by group index, normal likelihood",
-    parameters=(Parameter("mu_alpha"), Parameter("sigma_alpha"), Parameter("alpha_raw", ("J",)),
-                Parameter("mu_beta"), Parameter("sigma_beta"), Parameter("beta_raw", ("J",)),
-                Parameter("sigma_y")),
+    parameters=(
+        Parameter("mu_alpha"),
+        Parameter("sigma_alpha"),
+        Parameter("alpha_raw", ("J",)),
+        Parameter("mu_beta"),
+        Parameter("sigma_beta"),
+        Parameter("beta_raw", ("J",)),
+        Parameter("sigma_y"),
+    ),
     sizes={
         "tiny": {"N": 200, "J": 10},
         "small": {"N": 919, "J": 85},  # the size of Gelman & Hill's Minnesota radon data

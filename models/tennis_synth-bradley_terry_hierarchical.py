@@ -55,7 +55,7 @@ SPEC = ModelSpec(
     id="tennis_synth-bradley_terry_hierarchical",
     title="Bradley–Terry (tennis)",
     description="Hierarchical Bradley–Terry: player skills ~ normal(0, sigma_player), logit win model; skills "
-                "non-centred below 50 matches per player, centred from there (the data's `centered` flag).",
+    "non-centred below 50 matches per player, centred from there (the data's `centered` flag).",
     regime="gather-heavy likelihood; Ingram saw the GPU overtake the CPU above ~50k matches",
     parameters=(Parameter("sigma_player"), Parameter("skill_raw", ("n_players",))),
     sizes={

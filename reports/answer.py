@@ -40,7 +40,7 @@ def regime_name(regime: str) -> str:
 
 def regime_detail(regime: str) -> str:
     """The rest of a regime's description, after its short name."""
-    return regime[len(regime_name(regime)) + 1:].strip()
+    return regime[len(regime_name(regime)) + 1 :].strip()
 
 
 def setups(frame: pd.DataFrame) -> list[dict]:
@@ -86,7 +86,8 @@ def direction(ratio: Ratio) -> str:
 def valid_text(label: str, runs: pd.DataFrame) -> str:
     failed = sorted({gate for gates in runs[~runs.valid].failed_gates for gate in gates.split(", ") if gate})
     return f"{label} {count(runs.valid.sum())} of {count(len(runs))} valid" + (
-        f" (failed: {', '.join(failed)})" if failed else "")
+        f" (failed: {', '.join(failed)})" if failed else ""
+    )
 
 
 def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine: str, size: str) -> dict:
@@ -96,29 +97,50 @@ def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine
     num, num_runs = side(here, pairing.numerator)
     den, den_runs = side(here, pairing.denominator)
     if num is None or den is None:
-        missing = [(name, predicate) for name, label, predicate in (
-            (pairing.numerator_name, num, pairing.numerator), (pairing.denominator_name, den, pairing.denominator))
-            if label is None]
+        missing = [
+            (name, predicate)
+            for name, label, predicate in (
+                (pairing.numerator_name, num, pairing.numerator),
+                (pairing.denominator_name, den, pairing.denominator),
+            )
+            if label is None
+        ]
         kinds = [s["label"] for s in setups(every) if any(predicate(s) for _, predicate in missing)]
         dropped = left_out_text(every[every.label.isin(kinds)])
-        return {"state": NOT_MEASURED,
-                "text": f"no {' or '.join(name for name, _ in missing)} run"
-                + (f" an answer may use ({dropped})" if dropped else "")}
+        return {
+            "state": NOT_MEASURED,
+            "text": f"no {' or '.join(name for name, _ in missing)} run"
+            + (f" an answer may use ({dropped})" if dropped else ""),
+        }
     dropped = left_out_text(every[every.label.isin([num, den])])
-    out = {"numerator": num, "denominator": den, "machine": machine, "size": size,
-           "valid": f"{valid_text(num, num_runs)}; {valid_text(den, den_runs)}"
-                    + (f"; left out: {dropped}" if dropped else ""),
-           "sizes": num_runs.sizes_text.iloc[0]}
+    out = {
+        "numerator": num,
+        "denominator": den,
+        "machine": machine,
+        "size": size,
+        "valid": f"{valid_text(num, num_runs)}; {valid_text(den, den_runs)}"
+        + (f"; left out: {dropped}" if dropped else ""),
+        "sizes": num_runs.sizes_text.iloc[0],
+    }
     if not (num_runs.valid.any() and den_runs.valid.any()):
         return {**out, "state": INVALID, "text": out["valid"]}
     entry, ratio, flipped = find(comparisons, machine, size, num, den, here.model_id.iloc[0])
     if entry is None:
-        return {**out, "state": NOT_MEASURED,
-                "text": "no block with valid runs of both in one campaign, with the same settings and data"}
-    out |= {"ratio": ratio, "entry": entry, "flipped": flipped, "direction": direction(ratio),
-            "blocks": f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''} of campaign {entry['campaign']}"
-                      + (f" ({entry['other_pairings']} other campaign(s) with blocks, not pooled)"
-                         if entry["other_pairings"] else "")}
+        return {
+            **out,
+            "state": NOT_MEASURED,
+            "text": "no block with valid runs of both in one campaign, with the same settings and data",
+        }
+    out |= {
+        "ratio": ratio,
+        "entry": entry,
+        "flipped": flipped,
+        "direction": direction(ratio),
+        "blocks": f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''} of campaign {entry['campaign']}"
+        + (
+            f" ({entry['other_pairings']} other campaign(s) with blocks, not pooled)" if entry["other_pairings"] else ""
+        ),
+    }
     if ratio.blocks < MIN_BLOCKS:  # no interval at LEVEL: the ratio alone
         reason = f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''}; {MIN_BLOCKS} needed"
         return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{times(ratio.value)}: {reason}"}
@@ -150,14 +172,27 @@ def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing
         for model_id in groups[regime]:
             cells = []
             for c in columns:
-                here = campaign[(campaign.machine == c["machine"]) & (campaign["size"] == c["size"])
-                                & (campaign.model_id == model_id)]
-                cells.append(cell(here, comparisons, pairing, c["machine"], c["size"]) if len(here)
-                             else {"state": NOT_MEASURED, "text": "no run"})
+                here = campaign[
+                    (campaign.machine == c["machine"])
+                    & (campaign["size"] == c["size"])
+                    & (campaign.model_id == model_id)
+                ]
+                cells.append(
+                    cell(here, comparisons, pairing, c["machine"], c["size"])
+                    if len(here)
+                    else {"state": NOT_MEASURED, "text": "no run"}
+                )
             rows.append({"model_id": model_id, "cells": cells})
         means = [regime_mean([row["cells"][i] for row in rows]) for i in range(len(columns))]
-        out.append({"regime": regime, "name": regime_name(regime), "detail": regime_detail(regime), "rows": rows,
-                    "means": means if any(means) else []})
+        out.append(
+            {
+                "regime": regime,
+                "name": regime_name(regime),
+                "detail": regime_detail(regime),
+                "rows": rows,
+                "means": means if any(means) else [],
+            }
+        )
     return {"pairing": pairing, "columns": columns, "groups": out}
 
 
@@ -173,8 +208,9 @@ def regime_mean(cells: list[dict]) -> dict | None:
 
 def geometric_mean(cells: list[dict]) -> dict:
     """Geometric mean of the cells' ratios with its bootstrap interval over blocks, oriented as the cells are."""
-    per_model = [[1 / r for r in c["entry"]["warm_ratios"]] if c["flipped"] else c["entry"]["warm_ratios"]
-                 for c in cells]
+    per_model = [
+        [1 / r for r in c["entry"]["warm_ratios"]] if c["flipped"] else c["entry"]["warm_ratios"] for c in cells
+    ]
     _, geo = block_ratios_with_geomean(per_model)
     return {"ratio": geo, "models": [c["entry"]["model_id"] for c in cells], "text": interval(geo)}
 
@@ -183,24 +219,27 @@ def maps(campaign: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
     return [regime_map(campaign, comparisons, pairing) for pairing in PAIRINGS]
 
 
-
-
-
-
 def factors(runs: pd.DataFrame) -> dict:
     """Medians over valid runs of ESS/s and its three factors: ESS per 1,000 gradients (the sampler), gradients
     per second while sampling (a gradient's cost), the share of the run spent sampling (warmup's cost); and the
     two clocks. ESS/s = ESS per gradient × gradients per second × sampling share, run by run."""
     ok = runs[runs.valid]
-    return {"ess_per_s": ok.ess_per_s.median(), "ess_per_1000_gradients": ok.ess_per_1000_gradients.median(),
-            "gradients_per_s": ok.gradients_per_s.median(), "sampling_share": ok.sampling_share.median(),
-            "user_s": ok.user_s.median(), "sampler_s": ok.sampler_s.median(),
-            "overhead": ((ok.user_s - ok.sampler_s) / ok.user_s).median()}
+    return {
+        "ess_per_s": ok.ess_per_s.median(),
+        "ess_per_1000_gradients": ok.ess_per_1000_gradients.median(),
+        "gradients_per_s": ok.gradients_per_s.median(),
+        "sampling_share": ok.sampling_share.median(),
+        "user_s": ok.user_s.median(),
+        "sampler_s": ok.sampler_s.median(),
+        "overhead": ((ok.user_s - ok.sampler_s) / ok.user_s).median(),
+    }
 
 
-FACTORS = (("ess_per_1000_gradients", "sampler (ESS per gradient)"),
-           ("gradients_per_s", "gradient cost (gradients per second)"),
-           ("sampling_share", "warmup (sampling share)"))
+FACTORS = (
+    ("ess_per_1000_gradients", "sampler (ESS per gradient)"),
+    ("gradients_per_s", "gradient cost (gradients per second)"),
+    ("sampling_share", "warmup (sampling share)"),
+)
 
 
 def why(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
@@ -219,16 +258,31 @@ def why(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
                     b = factors(same[same.label == c["denominator"]])
                     ratios = {name: a[name] / b[name] for name, _ in FACTORS}
                     largest = max(FACTORS, key=lambda f: abs(np.log(ratios[f[0]])))[1]
-                    rows.append({"model_id": row["model_id"], "cell": c, "numerator": a, "denominator": b,
-                                 "ratios": ratios, "largest": largest})
+                    rows.append(
+                        {
+                            "model_id": row["model_id"],
+                            "cell": c,
+                            "numerator": a,
+                            "denominator": b,
+                            "ratios": ratios,
+                            "largest": largest,
+                        }
+                    )
         out.append({"pairing": m["pairing"], "rows": rows})
     return out
 
 
-RESOURCE_COLUMNS = (("device", "device"), ("front_end", "front end"), ("precision_shown", "precision"),
-                    ("chains", "chains"), ("chain_method", "chain method"), ("cores_shown", "cores"),
-                    ("threads_per_chain", "Stan threads per chain"), ("cpu_threads", "XLA CPU threads"),
-                    ("iterations", "warmup + draws"))
+RESOURCE_COLUMNS = (
+    ("device", "device"),
+    ("front_end", "front end"),
+    ("precision_shown", "precision"),
+    ("chains", "chains"),
+    ("chain_method", "chain method"),
+    ("cores_shown", "cores"),
+    ("threads_per_chain", "Stan threads per chain"),
+    ("cpu_threads", "XLA CPU threads"),
+    ("iterations", "warmup + draws"),
+)
 
 
 def cores_text(pinned, usable, machine) -> str:
@@ -246,19 +300,28 @@ def resources(runs: pd.DataFrame) -> list[dict]:
     table."""
     frame = runs.assign(
         # a record without matmul_precision (NaN in the frame) on a GPU ran JAX's default, TF32
-        precision_shown=[precision + (f" (matmuls: {matmul})" if isinstance(matmul, str) and matmul
-                                      else " (matmuls: JAX's default, TF32)"
-                                      if device == "gpu" and precision == "float32" else "")
-                         for precision, matmul, device in zip(runs.precision, runs.matmul_precision, runs.device)],
+        precision_shown=[
+            precision
+            + (
+                f" (matmuls: {matmul})"
+                if isinstance(matmul, str) and matmul
+                else " (matmuls: JAX's default, TF32)"
+                if device == "gpu" and precision == "float32"
+                else ""
+            )
+            for precision, matmul, device in zip(runs.precision, runs.matmul_precision, runs.device)
+        ],
         cores_shown=[cores_text(*row) for row in zip(runs.cores, runs.cores_usable, runs.machine_cores)],
         threads_per_chain=runs.threads_per_chain.where(runs.family == STAN),
-        iterations=[f"{w:,} + {d:,}" for w, d in zip(runs.warmup, runs.draws)])
+        iterations=[f"{w:,} + {d:,}" for w, d in zip(runs.warmup, runs.draws)],
+    )
     out = []
     for (machine, label), group in frame.groupby(["machine", "label"], sort=True):
         values = {}
         for column, _ in RESOURCE_COLUMNS:
-            distinct = sorted({v if isinstance(v, str) else count(v) for v in group[column]
-                               if v is not None and v == v and v != ""})
+            distinct = sorted(
+                {v if isinstance(v, str) else count(v) for v in group[column] if v is not None and v == v and v != ""}
+            )
             values[column] = ", ".join(distinct) or "–"
         out.append({"machine": machine, "label": label, "runs": len(group), **values})
     return out
@@ -278,8 +341,7 @@ def side_text(runs: pd.DataFrame) -> str:
     if r.device == "gpu" and r.precision == "float32":
         full = r.matmul_precision in ("highest", "float32")  # as engines.label reads it
         precision += " with full float32 matrix products" if full else " with TF32 matrix products (JAX's default)"
-    threads = (f", {count(r.threads_per_chain)} threads a chain" if r.family == STAN and r.threads_per_chain > 1
-               else "")
+    threads = f", {count(r.threads_per_chain)} threads a chain" if r.family == STAN and r.threads_per_chain > 1 else ""
     where = "on the GPU" if r.device == "gpu" else f"cores: {cores_text(r.cores, r.cores_usable, r.machine_cores)}"
     return f"{r.label}: {precision}, {count(r.chains)} chains {r.chain_method}{threads}, {where}"
 
@@ -289,15 +351,19 @@ def qualifiers(campaign: pd.DataFrame, c: dict) -> str:
     runs = campaign[campaign.run_id.isin([*c["entry"]["run_ids"][0], *c["entry"]["run_ids"][1]])]
     sides = "; ".join(side_text(runs[runs.label == label]) for label in (c["numerator"], c["denominator"]))
     blocks = c["ratio"].blocks
-    return (f"{c['machine']}, {c['size']} size, {count(blocks)} paired block{'s' if blocks != 1 else ''}"
-            f"{'' if blocks >= MIN_BLOCKS else f' ({MIN_BLOCKS} needed)'}. {sides}")
+    return (
+        f"{c['machine']}, {c['size']} size, {count(blocks)} paired block{'s' if blocks != 1 else ''}"
+        f"{'' if blocks >= MIN_BLOCKS else f' ({MIN_BLOCKS} needed)'}. {sides}"
+    )
 
 
 def why_none(row: dict, columns: list[dict], pairing: Pairing) -> str:
     """Why a model has no ratio in a pairing: a column's reason other than "no run", with where: invalid runs
     before runs left out, the default size before others."""
-    said = sorted(((column, c) for column, c in zip(columns, row["cells"]) if c["text"] != "no run"),
-                  key=lambda item: (item[1]["state"] != INVALID, item[0]["size"] != "default"))
+    said = sorted(
+        ((column, c) for column, c in zip(columns, row["cells"]) if c["text"] != "no run"),
+        key=lambda item: (item[1]["state"] != INVALID, item[0]["size"] != "default"),
+    )
     for column, c in said[:1]:
         return f"{c['state']}: {c['text']} ({column['machine']}, {column['size']} size)"
     return f"no {pairing.numerator_name} and {pairing.denominator_name} runs of it in a campaign"
@@ -313,14 +379,26 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
         for g in m["groups"]:
             for row in g["rows"]:
                 cells = [c for c in row["cells"] if "ratio" in c]
-                cells = sorted([c for c in cells if c["size"] != "tiny"] or cells,
-                               key=lambda c: (c["state"] != MEASURED, c["size"] != "default", -c["ratio"].blocks,
-                                              size_order(c["size"]), c["machine"]))
-                rows.append({"model_id": row["model_id"], "title": title_of(row["model_id"]), "regime": g["name"],
-                             "entries": [{**c, "qualifiers": qualifiers(campaign, c)} for c in cells],
-                             "why": "" if cells else why_none(row, m["columns"], m["pairing"])})
-        out.append({"pairing": m["pairing"], "rows": rows,
-                    "sentence": answer_sentence(m["pairing"], rows, campaign)})
+                cells = sorted(
+                    [c for c in cells if c["size"] != "tiny"] or cells,
+                    key=lambda c: (
+                        c["state"] != MEASURED,
+                        c["size"] != "default",
+                        -c["ratio"].blocks,
+                        size_order(c["size"]),
+                        c["machine"],
+                    ),
+                )
+                rows.append(
+                    {
+                        "model_id": row["model_id"],
+                        "title": title_of(row["model_id"]),
+                        "regime": g["name"],
+                        "entries": [{**c, "qualifiers": qualifiers(campaign, c)} for c in cells],
+                        "why": "" if cells else why_none(row, m["columns"], m["pairing"]),
+                    }
+                )
+        out.append({"pairing": m["pairing"], "rows": rows, "sentence": answer_sentence(m["pairing"], rows, campaign)})
     return out
 
 
@@ -340,32 +418,46 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
         kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
         runs = campaign[campaign.label.isin(kinds)]
         usable = int(answerable(runs).sum())
-        held = (f"these records hold {count(len(runs))} {pairing.numerator_name} run(s), {count(usable)} of which an "
-                f"answer may use" + (f" ({left_out_text(runs)} left out)" if usable < len(runs) else "")
-                if len(runs) else f"these records hold no {pairing.numerator_name} run")
+        held = (
+            f"these records hold {count(len(runs))} {pairing.numerator_name} run(s), {count(usable)} of which an "
+            f"answer may use" + (f" ({left_out_text(runs)} left out)" if usable < len(runs) else "")
+            if len(runs)
+            else f"these records hold no {pairing.numerator_name} run"
+        )
         extra = "; ".join(f"{t} {times(e['ratio'].value)} ({no_verdict(e)})" for t, e in thin)
-        return (f"{name}: not answered yet. No model has {MIN_BLOCKS} clean paired blocks of both; {held}."
-                + (f" No verdict: {extra}." if extra else "") + f" What would answer it: {pairing.measured_by}.")
+        return (
+            f"{name}: not answered yet. No model has {MIN_BLOCKS} clean paired blocks of both; {held}."
+            + (f" No verdict: {extra}." if extra else "")
+            + f" What would answer it: {pairing.measured_by}."
+        )
     parts = []
-    for direction_name, verb in ((FASTER, f"{pairing.numerator_name} faster"),
-                                 (SLOWER, f"{pairing.numerator_name} slower"), (UNCLEAR, "no clear difference")):
+    for direction_name, verb in (
+        (FASTER, f"{pairing.numerator_name} faster"),
+        (SLOWER, f"{pairing.numerator_name} slower"),
+        (UNCLEAR, "no clear difference"),
+    ):
         found: dict[str, list[dict]] = {}  # title -> its entries in this direction, a machine each
         for t, e in measured:
             if e["direction"] == direction_name:
                 found.setdefault(t, []).append(e)
         if found:
-            parts.append(f"{verb} on " + ", ".join(
-                f"{t} ({'; '.join(f'{interval(e['ratio'])}, {e['machine']}' for e in entries)})"
-                for t, entries in found.items()))
+            parts.append(
+                f"{verb} on "
+                + ", ".join(
+                    f"{t} ({'; '.join(f'{interval(e["ratio"])}, {e["machine"]}' for e in entries)})"
+                    for t, entries in found.items()
+                )
+            )
     if thin:
         parts.append("insufficient data on " + ", ".join(f"{t} ({no_verdict(e)})" for t, e in thin))
     missing = sum(1 for r in rows if not r["entries"])
-    return (f"{name}: " + "; ".join(parts)
-            + (f"; {count(missing)} model(s) not measured." if missing else "."))
+    return f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
 
 
 def no_verdict(c: dict) -> str:
     """Why a ratio gives no verdict: "2 blocks; 5 needed", "tiny data", or both."""
     blocks = c["ratio"].blocks
-    return "; ".join([f"{count(blocks)} block{'s' if blocks > 1 else ''}; {MIN_BLOCKS} needed"] * (blocks < MIN_BLOCKS)
-                     + ["tiny data"] * (c["size"] == "tiny"))
+    return "; ".join(
+        [f"{count(blocks)} block{'s' if blocks > 1 else ''}; {MIN_BLOCKS} needed"] * (blocks < MIN_BLOCKS)
+        + ["tiny data"] * (c["size"] == "tiny")
+    )

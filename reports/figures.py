@@ -26,8 +26,15 @@ from stanjax.runner import records  # noqa: E402
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "text.parse_math": False})
 
 # Peak memory bandwidth (vendor data sheets) of the GPUs whose names nvidia-smi reports; the first match wins.
-GPU_BANDWIDTH = [("H200", 4.8e12), ("H100 PCIe", 2.0e12), ("H100 NVL", 3.9e12), ("H100", 3.35e12),
-                 ("A100-SXM4-80GB", 2.04e12), ("A100-PCIE-80GB", 1.94e12), ("A100", 1.56e12)]
+GPU_BANDWIDTH = [
+    ("H200", 4.8e12),
+    ("H100 PCIe", 2.0e12),
+    ("H100 NVL", 3.9e12),
+    ("H100", 3.35e12),
+    ("A100-SXM4-80GB", 2.04e12),
+    ("A100-PCIE-80GB", 1.94e12),
+    ("A100", 1.56e12),
+]
 ITEM_BYTES = {"float32": 4, "float64": 8}
 # The sampler each engine runs, for the figures' titles.
 SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
@@ -49,25 +56,28 @@ def samplers(engines) -> str:
 
 def tick_formatter(suffix: str, minor: bool):
     """Plain numbers on log axes (10, 200, 0.5, 1,000; with ``suffix``); minor ticks labelled at 2 and 5 only."""
+
     def label(value, _):
         if minor and f"{value:.1e}"[0] not in "25":
             return ""
         plain = f"{round(value):,}" if value >= 1 else np.format_float_positional(value, precision=12, trim="-")
         return f"{plain}{suffix}"
+
     return ticker.FuncFormatter(label)
 
 
 def log_axes(ax, x: bool = True, y: bool = True, suffix: str = "") -> None:
     """Log scale with plain, readable tick labels on the axes asked for."""
-    for on, scale, axis, limits in ((x, ax.set_xscale, ax.xaxis, ax.get_xlim),
-                                    (y, ax.set_yscale, ax.yaxis, ax.get_ylim)):
+    for on, scale, axis, limits in (
+        (x, ax.set_xscale, ax.xaxis, ax.get_xlim),
+        (y, ax.set_yscale, ax.yaxis, ax.get_ylim),
+    ):
         if on:
             scale("log")
             low, high = limits()  # after the switch to log: the autoscaled, positive limits
             axis.set_major_formatter(tick_formatter(suffix, minor=False))
             # Minor labels (2, 5) only where the axis spans under two decades; wider ones have enough majors.
-            axis.set_minor_formatter(tick_formatter(suffix, minor=True) if high < 100 * low
-                                     else ticker.NullFormatter())
+            axis.set_minor_formatter(tick_formatter(suffix, minor=True) if high < 100 * low else ticker.NullFormatter())
 
 
 def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, title: str) -> str:
@@ -91,13 +101,14 @@ def svg(fig, title: str, legend_below: list | None = None) -> str:
         ax.yaxis.label.set_gid("y-label")
     fig.tight_layout()
     if legend_below:
-        fig.legend(handles=legend_below, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=2, fontsize="x-small",
-                   frameon=False)
+        fig.legend(
+            handles=legend_below, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=2, fontsize="x-small", frameon=False
+        )
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight" if legend_below else None)
     plt.close(fig)
     text = buffer.getvalue()
-    text = text[text.index("<svg"):]
+    text = text[text.index("<svg") :]
     start = text.index(">") + 1
     return f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}"
 
@@ -108,8 +119,9 @@ def ess_bars(runs: pd.DataFrame) -> pd.DataFrame:
     campaign = runs[runs.study == ""]
     keys = ["machine", "size", "model_id", "label"]
     medians = campaign[campaign.valid].groupby(keys).ess_per_s.median().rename("ess_per_s")
-    counts = campaign.groupby(keys).agg(runs=("valid", "size"), valid=("valid", "sum"),
-                                        engine_name=("engine", "first"), chains=("chains", "first"))
+    counts = campaign.groupby(keys).agg(
+        runs=("valid", "size"), valid=("valid", "sum"), engine_name=("engine", "first"), chains=("chains", "first")
+    )
     return counts.join(medians).reset_index()
 
 
@@ -127,8 +139,15 @@ def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -
                 bar = ax.barh([y], [row.ess_per_s], height=height, color=colours[label])
                 bar.patches[0].set_gid(f"bar:{row.ess_per_s!r}")
             else:
-                ax.text(0.005, y, f"{label}: no valid run ({row.runs} run(s))", va="center", fontsize=7,
-                        color=colours[label], transform=ax.get_yaxis_transform())
+                ax.text(
+                    0.005,
+                    y,
+                    f"{label}: no valid run ({row.runs} run(s))",
+                    va="center",
+                    fontsize=7,
+                    color=colours[label],
+                    transform=ax.get_yaxis_transform(),
+                )
     ax.set_yticks(np.arange(len(model_ids)) + height * (len(labels) - 1) / 2, model_ids)
     ax.set_ylim(len(model_ids) - 0.1, -0.3)
     if not panel.valid.any():  # nothing to scale the axis by
@@ -136,12 +155,16 @@ def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -
     log_axes(ax, y=False)
     ax.set_xlabel("ESS/s (min bulk ESS ÷ user s, compile excluded; median over valid runs)")
     ax.set_ylabel("model")
-    ax.legend(handles=[Patch(color=colours[label], label=label) for label in labels], loc="lower right",
-              fontsize="small")
+    ax.legend(
+        handles=[Patch(color=colours[label], label=label) for label in labels], loc="lower right", fontsize="small"
+    )
     ax.grid(axis="x", which="both", alpha=0.3)
     chains = "/".join(str(c) for c in sorted(panel.chains.unique()))
-    return svg(fig, f"ESS/s per model and engine on {machine}, size {size} ({samplers(panel.engine_name.unique())}, "
-                    f"{chains} chains)")
+    return svg(
+        fig,
+        f"ESS/s per model and engine on {machine}, size {size} ({samplers(panel.engine_name.unique())}, "
+        f"{chains} chains)",
+    )
 
 
 def ratio_label(value, _=None) -> str:
@@ -157,8 +180,11 @@ def ratio_axis(ax) -> None:
     ax.set_xscale("log")
     low, high = ax.get_xlim()
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(ratio_label))
-    ax.xaxis.set_minor_formatter(ticker.FuncFormatter(
-        lambda v, _: ratio_label(v) if f"{v:.1e}"[0] in "25" else "") if high < 100 * low else ticker.NullFormatter())
+    ax.xaxis.set_minor_formatter(
+        ticker.FuncFormatter(lambda v, _: ratio_label(v) if f"{v:.1e}"[0] in "25" else "")
+        if high < 100 * low
+        else ticker.NullFormatter()
+    )
     ax.axvline(1, color="grey", lw=0.8)
 
 
@@ -183,8 +209,7 @@ def forest_svg(comparison: dict) -> str:
         values = np.array([r.value for _, r in points])
         # Clipped at 0: with one repeat the interval is the point itself, up to rounding.
         errors = np.maximum(np.array([[r.value - r.low for _, r in points], [r.high - r.value for _, r in points]]), 0)
-        ax.errorbar(values, ys, xerr=errors, fmt=marker, capsize=2, label=name,
-                    mfc="white" if marker == "s" else None)
+        ax.errorbar(values, ys, xerr=errors, fmt=marker, capsize=2, label=name, mfc="white" if marker == "s" else None)
     ax.axhline(len(rows) - 1.5, color="grey", lw=0.5, ls=":")
     ax.set_yticks(y, [r[0] for r in rows])
     ax.invert_yaxis()
@@ -194,8 +219,11 @@ def forest_svg(comparison: dict) -> str:
     ax.set_ylabel("model")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", which="both", alpha=0.3)
-    return svg(fig, f"{comparison['numerator']} ÷ {comparison['denominator']} in ESS/s per model, "
-                    f"{comparison['machine']}, size {comparison['size']}")
+    return svg(
+        fig,
+        f"{comparison['numerator']} ÷ {comparison['denominator']} in ESS/s per model, "
+        f"{comparison['machine']}, size {comparison['size']}",
+    )
 
 
 def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
@@ -204,8 +232,7 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     on ``min_blocks`` blocks or more, hollow without an interval below that; "no ratio" where there is none."""
     rows = overview[0]["rows"]
     keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
-    style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)])
-             for i, key in enumerate(keys)}
+    style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)]) for i, key in enumerate(keys)}
     fig, axes = plt.subplots(1, len(overview), figsize=(9, 1.3 + 0.22 * len(rows)), squeeze=False)
     breaks = [i for i in range(1, len(rows)) if rows[i]["regime"] != rows[i - 1]["regime"]]
     for ax, o in zip(axes[0], overview):
@@ -215,16 +242,21 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
                 marker, colour = style[(e["machine"], e["numerator"])]
                 ratio, at = e["ratio"], y + (j - (len(row["entries"]) - 1) / 2) * 0.2
                 if ratio.blocks >= min_blocks:
-                    ax.errorbar([ratio.value], [at], xerr=[[max(ratio.value - ratio.low, 0)],
-                                                           [max(ratio.high - ratio.value, 0)]],
-                                fmt=marker, color=colour, capsize=2, ms=4)
+                    ax.errorbar(
+                        [ratio.value],
+                        [at],
+                        xerr=[[max(ratio.value - ratio.low, 0)], [max(ratio.high - ratio.value, 0)]],
+                        fmt=marker,
+                        color=colour,
+                        capsize=2,
+                        ms=4,
+                    )
                     values += [ratio.low, ratio.high]
                 else:
                     ax.plot([ratio.value], [at], marker, color=colour, mfc="white", ms=4)
                     values.append(ratio.value)
             if not row["entries"]:
-                ax.text(0.02, y, "no ratio", transform=ax.get_yaxis_transform(), fontsize=7, color="grey",
-                        va="center")
+                ax.text(0.02, y, "no ratio", transform=ax.get_yaxis_transform(), fontsize=7, color="grey", va="center")
         for b in breaks:
             ax.axhline(b - 0.5, color="grey", lw=0.5, ls=":")
         ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -240,15 +272,33 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
             ax.set_yticklabels([r["title"] for r in rows])
             for first in [0, *breaks]:  # each regime named above its first model
                 regime = rows[first]["regime"]
-                ax.text(0.99, first - 0.42, regime if len(regime) <= 34 else regime[:33] + "…",
-                        transform=ax.get_yaxis_transform(), ha="right",
-                        va="top", fontsize=6.5, style="italic", color="grey")
+                ax.text(
+                    0.99,
+                    first - 0.42,
+                    regime if len(regime) <= 34 else regime[:33] + "…",
+                    transform=ax.get_yaxis_transform(),
+                    ha="right",
+                    va="top",
+                    fontsize=6.5,
+                    style="italic",
+                    color="grey",
+                )
         else:
             ax.tick_params(labelleft=False)
-    handles = [Line2D([], [], ls="", marker=style[key][0], color=style[key][1], label=f"{key[1]} on {key[0]}")
-               for key in keys]
-    handles.append(Line2D([], [], ls="", marker="o", color="grey", mfc="white",
-                          label=f"hollow: fewer than {min_blocks} blocks, no interval"))
+    handles = [
+        Line2D([], [], ls="", marker=style[key][0], color=style[key][1], label=f"{key[1]} on {key[0]}") for key in keys
+    ]
+    handles.append(
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            color="grey",
+            mfc="white",
+            label=f"hollow: fewer than {min_blocks} blocks, no interval",
+        )
+    )
     return svg(fig, title, legend_below=handles)
 
 
@@ -268,25 +318,44 @@ def mark_invalid_and_failed(axes_columns, runs: pd.DataFrame, x: str, colours: d
         for row in invalid.itertuples():
             ax.plot(getattr(row, x), getattr(row, column), INVALID_MARKER, color=colours[row.label], ms=7, mew=1.5)
         for row in failed.itertuples():
-            ax.plot(getattr(row, x), 0.02, FAILED_MARKER, color=colours[row.label], ms=7,
-                    transform=ax.get_xaxis_transform(), clip_on=False)
-    return [Line2D([], [], ls="", marker=m, color="grey", label=text) for m, text, frame in (
-        (INVALID_MARKER, "invalid run (failed a gate)", invalid), (FAILED_MARKER, "failed run (crash or timeout)",
-                                                                   failed)) if len(frame)]
+            ax.plot(
+                getattr(row, x),
+                0.02,
+                FAILED_MARKER,
+                color=colours[row.label],
+                ms=7,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+            )
+    return [
+        Line2D([], [], ls="", marker=m, color="grey", label=text)
+        for m, text, frame in (
+            (INVALID_MARKER, "invalid run (failed a gate)", invalid),
+            (FAILED_MARKER, "failed run (crash or timeout)", failed),
+        )
+        if len(frame)
+    ]
 
 
-def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict],
-                  colours: dict, title: str) -> str:
+def data_size_svg(
+    group: pd.DataFrame, features: int | None, gpus: list[str], crossovers: list[dict], colours: dict, title: str
+) -> str:
     """One model on one machine, every run of the study: ESS/s vs N (``crossovers``, from
     :func:`stanjax.reports.claims.crossovers`, marked) and ms per gradient vs N (with the GPU's memory-bandwidth roofline
     for a dense design of ``features`` columns, when the GPU is known); medians of valid runs joined by lines,
     invalid and failed runs marked."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
     ok = group[group.valid]
-    medians = ok.groupby(["label", "n_rows"]).agg(ess_per_s=("ess_per_s", "median"),
-                                                  ms=("ms_per_gradient", "median"),
-                                                  device=("device", "first"),
-                                                  precision=("precision", "first")).reset_index()
+    medians = (
+        ok.groupby(["label", "n_rows"])
+        .agg(
+            ess_per_s=("ess_per_s", "median"),
+            ms=("ms_per_gradient", "median"),
+            device=("device", "first"),
+            precision=("precision", "first"),
+        )
+        .reset_index()
+    )
     for label, line in medians.groupby("label", sort=True):
         left.plot(line.n_rows, line.ess_per_s, marker="o", label=label, color=colours[label])
         right.plot(line.n_rows, line.ms, marker="o", label=label, color=colours[label])
@@ -294,14 +363,25 @@ def data_size_svg(group: pd.DataFrame, features: int | None, gpus: list[str], cr
     for c in crossovers:
         if c["n"] is not None:
             left.axvline(c["n"], ls="--", lw=0.8, color="grey")
-            left.annotate(f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}", (c["n"], 0),
-                          xycoords=("data", "axes fraction"), fontsize=7, xytext=(3, 5), textcoords="offset points")
+            left.annotate(
+                f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}",
+                (c["n"], 0),
+                xycoords=("data", "axes fraction"),
+                fontsize=7,
+                xytext=(3, 5),
+                textcoords="offset points",
+            )
     peak = bandwidth(gpus)
     if features and peak:
         for precision, rows in medians[medians.device == "gpu"].groupby("precision"):
             n = np.geomspace(rows.n_rows.min(), rows.n_rows.max(), 20)
-            right.plot(n, 2 * n * features * ITEM_BYTES[precision] / peak * 1e3, ls=":", color="black",
-                       label=f"roofline ({precision}: X read twice at {peak / 1e12:g} TB/s)")
+            right.plot(
+                n,
+                2 * n * features * ITEM_BYTES[precision] / peak * 1e3,
+                ls=":",
+                color="black",
+                label=f"roofline ({precision}: X read twice at {peak / 1e12:g} TB/s)",
+            )
     for label in sorted(set(group.label) - set(medians.label)):  # labels with no valid run still get a key
         right.plot([], [], marker="o", color=colours[label], label=f"{label} (no valid run)")
     for handle in marks:
@@ -316,8 +396,11 @@ def chains_svg(runs: pd.DataFrame, colours: dict, title: str) -> str:
     machines = sorted(runs.machine.unique())
     runs = runs.assign(draws_per_s=runs.chains * runs.draws / runs.sampling_s)
     for (label, machine), line in runs[runs.valid].sort_values("chains").groupby(["label", "machine"], sort=True):
-        style = {"marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)], "color": colours[label],
-                 "label": f"{label} ({machine})"}
+        style = {
+            "marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)],
+            "color": colours[label],
+            "label": f"{label} ({machine})",
+        }
         left.plot(line.chains, line.draws_per_s, **style)
         right.plot(line.chains, line.ess_per_s, **style)
     marks = mark_invalid_and_failed(((left, "draws_per_s"), (right, "ess_per_s")), runs, "chains", colours)
@@ -334,17 +417,25 @@ def rwmh_svg(rwmh: list[dict], colours: dict) -> str:
     """Random-walk Metropolis in JAX and NumPy: draws/s and ESS/s against the number of chains, a line per
     backend and device (a marker per machine)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
-    table = pd.DataFrame([{**m, "line": rwmh_label(m), "machine": records.measurement_machine(m).slug}
-                          for m in rwmh])
+    table = pd.DataFrame([{**m, "line": rwmh_label(m), "machine": records.measurement_machine(m).slug} for m in rwmh])
     machines = sorted(table.machine.unique())
     for (label, machine), line in table.sort_values("chains").groupby(["line", "machine"], sort=True):
-        style = {"marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)], "ls": "--",
-                 "color": colours[label], "label": f"{label} ({machine})"}
+        style = {
+            "marker": MACHINE_MARKERS[machines.index(machine) % len(MACHINE_MARKERS)],
+            "ls": "--",
+            "color": colours[label],
+            "label": f"{label} ({machine})",
+        }
         left.plot(line.chains, line.draws_per_s, **style)
         right.plot(line.chains, line.ess_per_s, **style)
-    return log_log_pair(fig, "chains", "draws/s (all chains)", "ESS/s (bulk)", legend=left,
-                        title="Chains: random-walk Metropolis on rlouf's 1-D four-component Gaussian mixture, "
-                              "JAX vs NumPy")
+    return log_log_pair(
+        fig,
+        "chains",
+        "draws/s (all chains)",
+        "ESS/s (bulk)",
+        legend=left,
+        title="Chains: random-walk Metropolis on rlouf's 1-D four-component Gaussian mixture, JAX vs NumPy",
+    )
 
 
 def devices_svg(rows: list[dict]) -> str:
@@ -366,11 +457,20 @@ def devices_svg(rows: list[dict]) -> str:
 
 def history_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
     """One model over a history: median ESS/s and ms per gradient per campaign, a line per engine label."""
-    medians = group.groupby(["label", "campaign_id"]).agg(
-        created=("created", "min"), ess_per_s=("ess_per_s", "median"), ms=("ms_per_gradient", "median"),
-    ).reset_index().sort_values("created")
-    order = {c: i for i, c in enumerate(sorted(set(medians.campaign_id), key=dict(zip(medians.campaign_id,
-                                                                                          medians.created)).get))}
+    medians = (
+        group.groupby(["label", "campaign_id"])
+        .agg(
+            created=("created", "min"),
+            ess_per_s=("ess_per_s", "median"),
+            ms=("ms_per_gradient", "median"),
+        )
+        .reset_index()
+        .sort_values("created")
+    )
+    order = {
+        c: i
+        for i, c in enumerate(sorted(set(medians.campaign_id), key=dict(zip(medians.campaign_id, medians.created)).get))
+    }
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     for label, line in medians.groupby("label", sort=True):
         x = [order[c] for c in line.campaign_id]

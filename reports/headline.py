@@ -37,8 +37,12 @@ def label_rank(setup: dict) -> tuple:
     before Stan, BlackJAX before NumPyro), float32 before float64. "NumPyro-GPU ≈ k× Stan-CPU" then always reads
     as "how much faster is the newer way"."""
     engine = ENGINES.get(setup["engine"])
-    return (setup["device"] != "gpu", engine.order if engine else len(ENGINES), setup["precision"] != "float32",
-            setup["label"])
+    return (
+        setup["device"] != "gpu",
+        engine.order if engine else len(ENGINES),
+        setup["precision"] != "float32",
+        setup["label"],
+    )
 
 
 def is_jax(device: str) -> Callable[[dict], bool]:
@@ -61,9 +65,14 @@ def preference(setup: dict) -> tuple:
     method, full float32 before TF32."""
     engine = ENGINES.get(setup["engine"])
     defaults = engine.defaults.get(setup["device"], (None, None)) if engine else (None, None)
-    return (setup["engine"] != "numpyro", not engine or setup["front_end"] != next(iter(engine.front_ends)),
-            setup["precision"] != defaults[0], setup["chain_method"] != defaults[1], "tf32" in setup["label"],
-            setup["label"])
+    return (
+        setup["engine"] != "numpyro",
+        not engine or setup["front_end"] != next(iter(engine.front_ends)),
+        setup["precision"] != defaults[0],
+        setup["chain_method"] != defaults[1],
+        "tf32" in setup["label"],
+        setup["label"],
+    )
 
 
 @dataclass(frozen=True)
@@ -83,10 +92,24 @@ class Pairing:
         return f"{self.numerator_name} vs {self.denominator_name}"
 
 
-PAIRINGS = (Pairing("jax-gpu-vs-stan-cpu", "JAX-GPU", "Stan-CPU", is_jax("gpu"), is_stan,
-                    "stanjax campaign gpu on a machine with a GPU (5 paired blocks a model)"),
-            Pairing("jax-cpu-vs-stan-cpu", "JAX-CPU", "Stan-CPU", is_jax("cpu"), is_stan,
-                    "stanjax run --suite full on a quiet machine (5 paired blocks a model)"))
+PAIRINGS = (
+    Pairing(
+        "jax-gpu-vs-stan-cpu",
+        "JAX-GPU",
+        "Stan-CPU",
+        is_jax("gpu"),
+        is_stan,
+        "stanjax campaign gpu on a machine with a GPU (5 paired blocks a model)",
+    ),
+    Pairing(
+        "jax-cpu-vs-stan-cpu",
+        "JAX-CPU",
+        "Stan-CPU",
+        is_jax("cpu"),
+        is_stan,
+        "stanjax run --suite full on a quiet machine (5 paired blocks a model)",
+    ),
+)
 
 
 def is_stan_side(comparison: dict) -> bool:
@@ -104,13 +127,19 @@ def answerable(runs: pd.DataFrame) -> pd.Series:
 def left_out_text(runs: pd.DataFrame) -> str:
     """How many of ``runs`` no answer uses, per reason: "3 loaded, 2 with no load recorded"."""
     counts = runs[~answerable(runs)].left_out.value_counts()
-    return ", ".join(f"{count} {LEFT_OUT[reason]}" for reason, count in sorted(
-        counts.items(), key=lambda item: list(LEFT_OUT).index(item[0])))
+    return ", ".join(
+        f"{count} {LEFT_OUT[reason]}"
+        for reason, count in sorted(counts.items(), key=lambda item: list(LEFT_OUT).index(item[0]))
+    )
 
 
 # Why a run may enter no answer (``runner.superseded.left_out``, the ``left_out`` column of ``reports.build.tidy``).
-LEFT_OUT = {"no load recorded": "with no load recorded", "load not measured": "whose load could not be measured",
-            "loaded": "loaded", "superseded": "superseded"}
+LEFT_OUT = {
+    "no load recorded": "with no load recorded",
+    "load not measured": "whose load could not be measured",
+    "loaded": "loaded",
+    "superseded": "superseded",
+}
 
 
 def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
@@ -127,22 +156,36 @@ def paired_blocks(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
     one pairing with the most such blocks (ties: the newest), never pooled across pairings; per side and block
     the last run created (a clean rerun beside the loaded run it replaced is the clean one already). None
     without a common block."""
+
     def last(side):
-        return side.sort_values("created", kind="stable").groupby(["pairing", "block"]).tail(1).set_index(
-            ["pairing", "block"])
+        return (
+            side.sort_values("created", kind="stable")
+            .groupby(["pairing", "block"])
+            .tail(1)
+            .set_index(["pairing", "block"])
+        )
 
     a, b = last(a), last(b)
     common = a.index.intersection(b.index)
     if common.empty:
         return None
-    pairings = pd.DataFrame({"blocks": 1, "created": a.loc[common].created.combine(b.loc[common].created, max)},
-                            index=common).groupby(level="pairing").agg({"blocks": "sum", "created": "max"})
+    pairings = (
+        pd.DataFrame({"blocks": 1, "created": a.loc[common].created.combine(b.loc[common].created, max)}, index=common)
+        .groupby(level="pairing")
+        .agg({"blocks": "sum", "created": "max"})
+    )
     chosen = max(pairings.index, key=lambda p: tuple(pairings.loc[p]))
     blocks = [key for key in common if key[0] == chosen]
     x, y = a.loc[blocks], b.loc[blocks]
-    return {"pairing": chosen, "campaign": ", ".join(sorted(set(x.campaign_id) | set(y.campaign_id))),
-            "blocks": len(blocks), "other_pairings": len(pairings) - 1, "newest": pairings.created[chosen],
-            "numerator": x, "denominator": y}
+    return {
+        "pairing": chosen,
+        "campaign": ", ".join(sorted(set(x.campaign_id) | set(y.campaign_id))),
+        "blocks": len(blocks),
+        "other_pairings": len(pairings) - 1,
+        "newest": pairings.created[chosen],
+        "numerator": x,
+        "denominator": y,
+    }
 
 
 def comparisons(runs: pd.DataFrame) -> list[dict]:
@@ -156,8 +199,10 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
     setups: dict[str, dict] = {}
     for key, group in ok.groupby(PAIR_FIELDS, sort=True):
         problem = dict(zip(PAIR_FIELDS, key))
-        found = sorted((dict(zip(SETUP, values)) for values in group[SETUP].drop_duplicates().itertuples(index=False)),
-                       key=label_rank)
+        found = sorted(
+            (dict(zip(SETUP, values)) for values in group[SETUP].drop_duplicates().itertuples(index=False)),
+            key=label_rank,
+        )
         setups.update({setup["label"]: setup for setup in found})
         for num, den in combinations([setup["label"] for setup in found], 2):
             blocks = paired_blocks(group[group.label == num], group[group.label == den])
@@ -165,13 +210,16 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
                 continue
             x, y = blocks.pop("numerator"), blocks.pop("denominator")
             cold = x.ess_per_s_cold.to_numpy() / y.ess_per_s_cold.to_numpy()
-            pairings.setdefault((problem["machine"], problem["size"], num, den), []).append({
-                **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")}, **blocks,
-                "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
-                "run_ids": (x.run_id.tolist(), y.run_id.tolist()),
-                "warm_ratios": (x.ess_per_s.to_numpy() / y.ess_per_s.to_numpy()).tolist(),
-                "cold_ratios": cold.tolist() if np.isfinite(cold).all() else None,
-            })
+            pairings.setdefault((problem["machine"], problem["size"], num, den), []).append(
+                {
+                    **{k: problem[k] for k in ("model_id", "size", "config_hash", "data_hash")},
+                    **blocks,
+                    "invalid": invalid.get((*key, num), 0) + invalid.get((*key, den), 0),
+                    "run_ids": (x.run_id.tolist(), y.run_id.tolist()),
+                    "warm_ratios": (x.ess_per_s.to_numpy() / y.ess_per_s.to_numpy()).tolist(),
+                    "cold_ratios": cold.tolist() if np.isfinite(cold).all() else None,
+                }
+            )
     out = []
     for (machine, size, num, den), entries in sorted(pairings.items()):
         entries = newest_per_model(entries)
@@ -181,11 +229,22 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
         cold_by_entry = {id(e): c for e, c in zip(with_cold, cold)}
         models = [{**e, "warm": w, "cold": cold_by_entry.get(id(e))} for e, w in zip(entries, warm)]
         here = campaign[(campaign.machine == machine) & (campaign["size"] == size)]
-        out.append({"machine": machine, "size": size, "numerator": num, "denominator": den,
-                    "numerator_setup": setups[num], "denominator_setup": setups[den], "models": models,
-                    "left_out": left_out(here, num, den, {m["model_id"] for m in models}),
-                    "warm": warm_geo, "cold": cold_geo, "cold_models": len(with_cold),
-                    "insufficient": warm_geo.blocks < MIN_BLOCKS})
+        out.append(
+            {
+                "machine": machine,
+                "size": size,
+                "numerator": num,
+                "denominator": den,
+                "numerator_setup": setups[num],
+                "denominator_setup": setups[den],
+                "models": models,
+                "left_out": left_out(here, num, den, {m["model_id"] for m in models}),
+                "warm": warm_geo,
+                "cold": cold_geo,
+                "cold_models": len(with_cold),
+                "insufficient": warm_geo.blocks < MIN_BLOCKS,
+            }
+        )
     return out
 
 
@@ -210,9 +269,13 @@ def left_out(here: pd.DataFrame, num: str, den: str, paired: set[str]) -> list[d
         usable = runs[answerable(runs)]
         dropped = [label for label in (num, den) if not (usable.label == label).any()]
         no_valid = [label for label in (num, den) if not usable[usable.label == label].valid.any()]
-        why = (f"every {' and every '.join(dropped)} run left out of answers "
-               f"({left_out_text(runs[runs.label.isin(dropped)])})" if dropped
-               else f"no valid {' or '.join(no_valid)} run" if no_valid
-               else "no block with valid runs of both in one campaign, with the same settings and data")
+        why = (
+            f"every {' and every '.join(dropped)} run left out of answers "
+            f"({left_out_text(runs[runs.label.isin(dropped)])})"
+            if dropped
+            else f"no valid {' or '.join(no_valid)} run"
+            if no_valid
+            else "no block with valid runs of both in one campaign, with the same settings and data"
+        )
         out.append({"model_id": model_id, "why": why})
     return out

@@ -28,7 +28,7 @@ def number(value, digits: int = 3) -> str:
     rounded = float(f"{value:.{digits}g}")
     exponent = math.floor(math.log10(abs(rounded)))
     if exponent >= 12:
-        return f"{rounded / 10 ** exponent:.{digits - 1}f} × 10{str(exponent).translate(SUPERSCRIPTS)}"
+        return f"{rounded / 10**exponent:.{digits - 1}f} × 10{str(exponent).translate(SUPERSCRIPTS)}"
     return f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
 
 

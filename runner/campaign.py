@@ -75,11 +75,25 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
         with open(log_file, "w") as log:
             # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains); the
             # worker ends itself if this process dies (runner.worker.die_with_the_campaign).
-            proc = subprocess.Popen([WORKER_PYTHON, "-m", "stanjax.runner.worker", str(job_file), str(result_file),
-                                     *([str(draws_file)] if draws_file else [])],
-                                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                    env={"OPENBLAS_NUM_THREADS": str(job.blas_threads()), **records.worker_env(),
-                                         "STANJAX_CAMPAIGN_PID": str(os.getpid())})
+            proc = subprocess.Popen(
+                [
+                    WORKER_PYTHON,
+                    "-m",
+                    "stanjax.runner.worker",
+                    str(job_file),
+                    str(result_file),
+                    *([str(draws_file)] if draws_file else []),
+                ],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={
+                    "OPENBLAS_NUM_THREADS": str(job.blas_threads()),
+                    **records.worker_env(),
+                    "STANJAX_CAMPAIGN_PID": str(os.getpid()),
+                },
+            )
             worker_cpu_s = 0.0
             try:
                 worker_cpu_s = _wait(proc, timeout_s)
@@ -101,15 +115,21 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
         error = "\n".join([f"worker killed by {signal.Signals(-proc.returncode).name}", *tail])
     else:
         error = "\n".join(tail)
-    return {"status": status, "wall_s": wall_s, "error": error, "log": str(log_file), "load": load,
-            **validity.failed_run()}
+    return {
+        "status": status,
+        "wall_s": wall_s,
+        "error": error,
+        "log": str(log_file),
+        "load": load,
+        **validity.failed_run(),
+    }
 
 
 def job_core_ids(job: Job) -> list[int] | None:
     """The CPUs a job's worker is pinned to (as runner.worker pins it); None for an unpinned job."""
     if not job.cores:
         return None
-    return sorted(os.sched_getaffinity(0))[job.first_core:job.first_core + job.cores]
+    return sorted(os.sched_getaffinity(0))[job.first_core : job.first_core + job.cores]
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> float:
@@ -155,8 +175,12 @@ def machine_load(before: dict, after: dict, wall_s: float) -> dict:
     others = None
     if before["busy_s"] is not None and after["busy_s"] is not None and wall_s > 0:
         others = max(0.0, (after["busy_s"] - before["busy_s"]) - (after["ours_s"] - before["ours_s"])) / wall_s
-    return {"other_processes_cores": others, "load_average_start": before["load_average"],
-            "load_average_end": after["load_average"], "loaded": others is not None and others > LOADED_CORES}
+    return {
+        "other_processes_cores": others,
+        "load_average_start": before["load_average"],
+        "load_average_end": after["load_average"],
+        "loaded": others is not None and others > LOADED_CORES,
+    }
 
 
 class Stopped(KeyboardInterrupt):
@@ -170,6 +194,7 @@ class Stopped(KeyboardInterrupt):
 @contextmanager
 def stopped_by(signum: int):
     """Within: ``signum`` stops the campaign the way Ctrl-C does (records kept, the worker ended, one line)."""
+
     def handler(received, frame):
         raise Stopped(received)
 
@@ -183,8 +208,10 @@ def stopped_by(signum: int):
 def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -> int:
     """One line on what was kept; exit code 128 + the signal (130 for Ctrl-C, 143 for SIGTERM)."""
     signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
-    print(f"interrupted ({signal.Signals(signum).name}): {len(written)} of {len(jobs)} runs finished and recorded "
-          f"in {out}")
+    print(
+        f"interrupted ({signal.Signals(signum).name}): {len(written)} of {len(jobs)} runs finished and recorded "
+        f"in {out}"
+    )
     return 128 + signum
 
 
@@ -220,8 +247,7 @@ def wait_for_quiet(core_ids: list[int] | None, max_wait_s: float, say) -> float 
         if others is None or others <= LOADED_CORES or time.monotonic() >= deadline:
             return others
         if not said:
-            say(f"waiting for a quiet machine: other processes keep {others:.2f} cores busy "
-                f"(up to {max_wait_s:g} s)")
+            say(f"waiting for a quiet machine: other processes keep {others:.2f} cores busy (up to {max_wait_s:g} s)")
             said = True
 
 
@@ -234,8 +260,16 @@ class Recorder:
     quiet down; ``rerun`` lists what was rerun and why. ``campaign_id`` continues a campaign (``--resume``): its
     blocks pair across the interruption."""
 
-    def __init__(self, out_dir: Path, timeout_s: float, written: list[RunRecord], reruns: int = 0,
-                 quiet_wait_s: float = 0.0, campaign_id: str | None = None, say=print):
+    def __init__(
+        self,
+        out_dir: Path,
+        timeout_s: float,
+        written: list[RunRecord],
+        reruns: int = 0,
+        quiet_wait_s: float = 0.0,
+        campaign_id: str | None = None,
+        say=print,
+    ):
         self.campaign_id = campaign_id or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
         self.results_file = out_dir / records.RESULTS_FILE
         self.log_dir = out_dir / "logs" / self.campaign_id
@@ -245,8 +279,9 @@ class Recorder:
         self.rerun: list[str] = []
         self._lock = threading.Lock()
 
-    def run(self, job: Job, study: str = "", timeout_s: float | None = None,
-            draws_file: Path | None = None) -> RunRecord:
+    def run(
+        self, job: Job, study: str = "", timeout_s: float | None = None, draws_file: Path | None = None
+    ) -> RunRecord:
         """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record, rerunning it
         while it was measured on a loaded machine and reruns are left; a failed job becomes a record too.
         ``study`` names the scaling study the run belongs to ("" for campaigns); ``draws_file`` receives the
@@ -257,28 +292,40 @@ class Recorder:
                 return record
             busy = record.load.other_processes_cores
             self.rerun.append(f"{job.label()}: other processes kept {busy:.2f} cores busy")
-            self.say(f"loaded ({busy:.2f} cores busy with other work): {job.label()} is run again "
-                     f"({attempt + 1} of {self.reruns}); the loaded record is kept, marked")
+            self.say(
+                f"loaded ({busy:.2f} cores busy with other work): {job.label()} is run again "
+                f"({attempt + 1} of {self.reruns}); the loaded record is kept, marked"
+            )
             wait_for_quiet(job_core_ids(job), self.quiet_wait_s, self.say)
         return record
 
     def _run_once(self, job: Job, study: str, timeout_s: float | None, draws_file: Path | None) -> RunRecord:
         outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir, draws_file)
-        record = msgspec.convert({**base_record(job, self.campaign_id, study), **outcome}, RunRecord,
-                                 from_attributes=True)
+        record = msgspec.convert(
+            {**base_record(job, self.campaign_id, study), **outcome}, RunRecord, from_attributes=True
+        )
         with self._lock:
             try:
                 records.append(self.results_file, record)
             except OSError as err:  # a full disk, say: what is on disk stays readable; say so in one line
-                raise records.RecordsError(f"cannot append to {self.results_file}: {err.strerror or err}; "
-                                           f"{len(self.written)} run(s) of this campaign recorded before") from None
+                raise records.RecordsError(
+                    f"cannot append to {self.results_file}: {err.strerror or err}; "
+                    f"{len(self.written)} run(s) of this campaign recorded before"
+                ) from None
             self.written.append(record)
         return record
 
 
-def run_campaign(jobs: list[Job], out_dir: Path, timeout_s: float, written: list[RunRecord],
-                 study: str = "", reruns: int = 0, quiet_wait_s: float = 0.0,
-                 campaign_id: str | None = None) -> list[str]:
+def run_campaign(
+    jobs: list[Job],
+    out_dir: Path,
+    timeout_s: float,
+    written: list[RunRecord],
+    study: str = "",
+    reruns: int = 0,
+    quiet_wait_s: float = 0.0,
+    campaign_id: str | None = None,
+) -> list[str]:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
     record and the campaign goes on; a loaded run is run again (``Recorder``), and with reruns the campaign first
     waits for a quiet machine. ``study`` names the scaling study the runs belong to ("" for campaigns). What was

@@ -50,22 +50,25 @@ EXIT = {SAME: 0, DIFFERENT: 1, SAMPLING_FAILED: 3}
 # What a Stan user would be told for each failed gate (the gates of :mod:`stanjax.runner.validity`).
 ADVICE = {
     "divergences": "divergent transitions: the sampler cannot follow the posterior's geometry, as in a hierarchical "
-                   "model's funnel; non-centre the group parameters (Stan: offset/multiplier or a standard-normal "
-                   "raw parameter; NumPyro: LocScaleReparam or the same raw site) or raise adapt_delta",
+    "model's funnel; non-centre the group parameters (Stan: offset/multiplier or a standard-normal "
+    "raw parameter; NumPyro: LocScaleReparam or the same raw site) or raise adapt_delta",
     "rhat": "R-hat above 1.01: the chains disagree; run longer (--warmup, --draws) and look for a funnel or "
-            "several modes",
+    "several modes",
     "ess": "ESS below 100 a chain: run longer (--draws), or reparameterise where draws are strongly correlated",
     "finite": "non-finite draws: a parameter overflowed; check its constraint and its prior",
     "completed": "a run did not finish: its log says why",
     "reference": "a run's means or sds differ from the model's reference posterior",
 }
 ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro"}
-DISAGREE = ("both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
-            "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
-            "look (raise --points)")
+DISAGREE = (
+    "both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
+    "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
+    "look (raise --points)"
+)
 
 
 # --- the density check, and where it fails -------------------------------------------------------------------------
+
 
 @dataclass
 class DensityVerdict:
@@ -104,36 +107,52 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
     except Exception as err:  # a user's model may raise anything at a point; Stan raises RuntimeError, ValueError
         located = static_checks.where(err, spec.jax_file)
         if located:  # the NumPyro model raised at a point of the posterior: the port is not the Stan program
-            return DensityVerdict(False, f"the NumPyro model raised {type(err).__name__}: "
-                                  f"{static_checks.first_line(err)}{located}", DIFFERENT)
+            return DensityVerdict(
+                False,
+                f"the NumPyro model raised {type(err).__name__}: {static_checks.first_line(err)}{located}",
+                DIFFERENT,
+            )
         if not isinstance(err, (RuntimeError, ValueError)):
             raise
-        return DensityVerdict(False, f"Stan could not build the model, sample it briefly or evaluate its draws: "
-                              f"{static_checks.first_line(err)}", SAMPLING_FAILED)
+        return DensityVerdict(
+            False,
+            f"Stan could not build the model, sample it briefly or evaluate its draws: {static_checks.first_line(err)}",
+            SAMPLING_FAILED,
+        )
     where = f"{n_points} points from a short Stan run"
-    gradients = ("gradients not compared (the transforms differ)" if result.max_gradient_error is None else
-                 f"gradients agree to {result.max_gradient_error:.1e}")
+    gradients = (
+        "gradients not compared (the transforms differ)"
+        if result.max_gradient_error is None
+        else f"gradients agree to {result.max_gradient_error:.1e}"
+    )
     if result.ok:
-        return DensityVerdict(True, f"{where}: log densities differ by one constant (spread "
-                              f"{result.offset_spread:.1e}), {gradients}")
+        return DensityVerdict(
+            True, f"{where}: log densities differ by one constant (spread {result.offset_spread:.1e}), {gradients}"
+        )
     suspects, still = suspect_parameters(spec, data, points, result.tolerance)
     if result.constant_offset:
         what = f"log densities differ by one constant, but gradients differ by {result.max_gradient_error:.2g}"
     else:
-        what = (f"{where}: log densities do not differ by one constant (the offset moves by "
-                f"{result.offset_spread:.2g}, tolerance {result.tolerance:.0e})")
+        what = (
+            f"{where}: log densities do not differ by one constant (the offset moves by "
+            f"{result.offset_spread:.2g}, tolerance {result.tolerance:.0e})"
+        )
     if suspects:
         moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects)
-        blame = (f"the difference moves with {moved}" + (f", not with {', '.join(still)}" if still else "") +
-                 ": compare the priors and likelihood terms that use " +
-                 ("it" if len(suspects) == 1 else "them"))
+        blame = (
+            f"the difference moves with {moved}"
+            + (f", not with {', '.join(still)}" if still else "")
+            + ": compare the priors and likelihood terms that use "
+            + ("it" if len(suspects) == 1 else "them")
+        )
     else:
         blame = "no single parameter moves the difference alone: compare the terms that combine parameters"
     return DensityVerdict(False, f"{what}; {blame}", DIFFERENT)
 
 
-def suspect_parameters(spec: ModelSpec, data: dict, points: list[dict],
-                       tolerance: float) -> tuple[list[tuple[str, float]], list[str]]:
+def suspect_parameters(
+    spec: ModelSpec, data: dict, points: list[dict], tolerance: float
+) -> tuple[list[tuple[str, float]], list[str]]:
     """Each parameter moved alone from the first point to each other point's value: how far the offset between
     Stan's and NumPyro's log densities moves (log density units). The parameters that move it by more than
     ``tolerance``, most first; and those that do not."""
@@ -159,11 +178,20 @@ def suspect_parameters(spec: ModelSpec, data: dict, points: list[dict],
 
 # --- the short run -------------------------------------------------------------------------------------------------
 
+
 def as_reference(metrics) -> dict:
     """A run's means and sds with their MCSEs, in the shape of a reference posterior (for the reference gate)."""
-    return {"parameters": {name: {"mean": metrics.posterior_mean[name], "mcse_mean": metrics.posterior_mcse[name],
-                                  "sd": metrics.posterior_sd[name], "mcse_sd": metrics.posterior_mcse_sd[name]}
-                           for name in metrics.posterior_mean}}
+    return {
+        "parameters": {
+            name: {
+                "mean": metrics.posterior_mean[name],
+                "mcse_mean": metrics.posterior_mcse[name],
+                "sd": metrics.posterior_sd[name],
+                "mcse_sd": metrics.posterior_mcse_sd[name],
+            }
+            for name in metrics.posterior_mean
+        }
+    }
 
 
 def agreement(records: list) -> list[dict]:
@@ -172,9 +200,16 @@ def agreement(records: list) -> list[dict]:
     for record in records:
         if record.status == "ok":
             by_repeat.setdefault(record.repeat, {})[record.engine] = record
-    return [{"repeat": repeat, **validity.reference_gate(pair["stan"].metrics, as_reference(pair["numpyro"].metrics),
-                                                         "the NumPyro run of the same repeat")}
-            for repeat, pair in sorted(by_repeat.items()) if len(pair) == 2]
+    return [
+        {
+            "repeat": repeat,
+            **validity.reference_gate(
+                pair["stan"].metrics, as_reference(pair["numpyro"].metrics), "the NumPyro run of the same repeat"
+            ),
+        }
+        for repeat, pair in sorted(by_repeat.items())
+        if len(pair) == 2
+    ]
 
 
 def speed_ratio(records: list) -> Ratio | None:
@@ -198,15 +233,24 @@ def engine_rows(records: list) -> list[dict]:
         def median(key, done=done):
             return float(np.median([getattr(r.metrics, key) for r in done])) if done else float("nan")
 
-        rows.append({
-            "engine": label, "runs": len(mine), "valid": sum(r.valid for r in mine),
-            "ess_per_s": median("ess_per_s"), "ess_per_1000_gradients": median("ess_per_1000_gradients"),
-            "ms_per_gradient": median("ms_per_gradient"), "min_ess_bulk": median("min_ess_bulk"),
-            "max_rhat": max((r.metrics.max_rhat for r in done), default=float("nan")),
-            "divergences": sum(r.metrics.divergences for r in done),
-            "compile_s": max((r.timings.compile_s for r in done), default=float("nan")),
-            "failed": sorted({gate for r in mine for gate in r.failed_gates} |
-                             {f"{r.status} (log: {r.log})" for r in mine if r.status != "ok"})})
+        rows.append(
+            {
+                "engine": label,
+                "runs": len(mine),
+                "valid": sum(r.valid for r in mine),
+                "ess_per_s": median("ess_per_s"),
+                "ess_per_1000_gradients": median("ess_per_1000_gradients"),
+                "ms_per_gradient": median("ms_per_gradient"),
+                "min_ess_bulk": median("min_ess_bulk"),
+                "max_rhat": max((r.metrics.max_rhat for r in done), default=float("nan")),
+                "divergences": sum(r.metrics.divergences for r in done),
+                "compile_s": max((r.timings.compile_s for r in done), default=float("nan")),
+                "failed": sorted(
+                    {gate for r in mine for gate in r.failed_gates}
+                    | {f"{r.status} (log: {r.log})" for r in mine if r.status != "ok"}
+                ),
+            }
+        )
     return rows
 
 
@@ -214,8 +258,10 @@ def parameter_rows(records: list, reference: dict | None = None) -> list[dict]:
     """Per parameter (Stan's element names), each engine's mean and sd over its completed runs with the MCSE of
     that mean, and z: the difference of the means over their combined MCSE; the reference's mean and sd beside
     them where one is given. Largest |z| first: where the two sides differ most is what a user reads first."""
-    runs = {engine: [r.metrics for r in records if r.engine == engine and r.status == "ok"]
-            for engine in ("stan", "numpyro")}
+    runs = {
+        engine: [r.metrics for r in records if r.engine == engine and r.status == "ok"]
+        for engine in ("stan", "numpyro")
+    }
     if not all(runs.values()):
         return []
     rows = []
@@ -224,9 +270,11 @@ def parameter_rows(records: list, reference: dict | None = None) -> list[dict]:
             continue
         row = {"parameter": name}
         for engine, side in runs.items():
-            row[engine] = {"mean": float(np.mean([m.posterior_mean[name] for m in side])),
-                           "sd": float(np.mean([m.posterior_sd[name] for m in side])),
-                           "mcse": float(np.sqrt(sum(m.posterior_mcse[name] ** 2 for m in side))) / len(side)}
+            row[engine] = {
+                "mean": float(np.mean([m.posterior_mean[name] for m in side])),
+                "sd": float(np.mean([m.posterior_sd[name] for m in side])),
+                "mcse": float(np.sqrt(sum(m.posterior_mcse[name] ** 2 for m in side))) / len(side),
+            }
         scale = np.hypot(row["stan"]["mcse"], row["numpyro"]["mcse"])
         row["z"] = float((row["stan"]["mean"] - row["numpyro"]["mean"]) / scale) if scale > 0 else float("nan")
         row["reference"] = (reference or {}).get("parameters", {}).get(name)
@@ -244,26 +292,34 @@ def run_verdict(records: list, pairs: list[dict], reference: dict | None = None)
     for r in records:
         for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
             failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
-        chains += [f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
-                   for line in (r.gates.get("rhat") or {}).get("chains", [])]
+        chains += [
+            f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
+            for line in (r.gates.get("rhat") or {}).get("chains", [])
+        ]
     if failed:
-        return SAMPLING_FAILED, [f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}"
-                                 for gate, engines in failed.items()] + chains + ([diagnose.ADVICE] if chains else [])
+        return SAMPLING_FAILED, [
+            f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}" for gate, engines in failed.items()
+        ] + chains + ([diagnose.ADVICE] if chains else [])
     if not pairs or not all(p["passed"] for p in pairs):
         return SAMPLING_FAILED, [DISAGREE]
     if reference is not None:
-        gates = [(ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
-                 for r in records]
+        gates = [
+            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
+            for r in records
+        ]
         off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
         if off:
             engine, worst = max(off, key=lambda item: item[1]["max_z"])
-            return DIFFERENT, [f"the engines agree with each other, not with the reference ({reference['source']}): "
-                               f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
-                               f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"]
+            return DIFFERENT, [
+                f"the engines agree with each other, not with the reference ({reference['source']}): "
+                f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
+                f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
+            ]
     return SAME, []
 
 
 # --- the check -----------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CheckRequest:
@@ -336,20 +392,40 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     if request.reference is not None:
         reference = references.from_posteriordb(request.reference, references.element_names(findings.parameters))
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
-    notes = ([f"ignored data key(s) {', '.join(ignored)}: in neither {spec.stan_file.name}'s data block nor "
-              f"{spec.model_name}()'s arguments (CmdStan ignores them too)"] if ignored else []) + findings.notes
+    notes = (
+        [
+            f"ignored data key(s) {', '.join(ignored)}: in neither {spec.stan_file.name}'s data block nor "
+            f"{spec.model_name}()'s arguments (CmdStan ignores them too)"
+        ]
+        if ignored
+        else []
+    ) + findings.notes
     if reference is not None and reference["without"]:
         notes.append(f"the reference has no draws of {', '.join(reference['without'])}: not checked against it")
-    result.stages.append({"name": "static", "ok": True, "seconds": time.perf_counter() - start, "notes": notes,
-                          "line": f"data {', '.join(data) or 'none'}; parameters {shapes}"})
+    result.stages.append(
+        {
+            "name": "static",
+            "ok": True,
+            "seconds": time.perf_counter() - start,
+            "notes": notes,
+            "line": f"data {', '.join(data) or 'none'}; parameters {shapes}",
+        }
+    )
     on_stage(result)
     if request.stop_after == "static":
         return result
 
     began = time.perf_counter()
     found = density_stage(spec, data, request.points, request.seed)
-    result.stages.append({"name": "density", "ok": found.ok, "line": as_given(found.line, spec, given),
-                          "notes": [], "seconds": time.perf_counter() - began})
+    result.stages.append(
+        {
+            "name": "density",
+            "ok": found.ok,
+            "line": as_given(found.line, spec, given),
+            "notes": [],
+            "seconds": time.perf_counter() - began,
+        }
+    )
     on_stage(result)
     if not found.ok or request.stop_after == "density":
         result.verdict = found.verdict
@@ -357,22 +433,43 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
 
     if findings.dependent_supports:  # the density agrees; NumPyro's sampler cannot run the model as written
         names = ", ".join(f"'{name}'" for name in findings.dependent_supports)
-        result.stages.append({"name": "run", "ok": False, "seconds": 0.0, "notes": [],
-                              "line": f"not run: NumPyro's MCMC cannot sample {names} as written"})
-        result.advice = [f"NumPyro: {names}: a support whose bounds are computed from another parameter; NumPyro's "
-                         "MCMC maps such a site's draws back through the wrong transform (or fails with an "
-                         "UnexpectedTracerError on parallel chains), so no run would compare the samplers. Write "
-                         "it in both programs as a unit-interval (or positive) parameter that the bound scales, "
-                         "with the log Jacobian of that scaling (Stan: target += log1m(alpha1) for "
-                         "beta1 = (1 - alpha1) * share)"]
+        result.stages.append(
+            {
+                "name": "run",
+                "ok": False,
+                "seconds": 0.0,
+                "notes": [],
+                "line": f"not run: NumPyro's MCMC cannot sample {names} as written",
+            }
+        )
+        result.advice = [
+            f"NumPyro: {names}: a support whose bounds are computed from another parameter; NumPyro's "
+            "MCMC maps such a site's draws back through the wrong transform (or fails with an "
+            "UnexpectedTracerError on parallel chains), so no run would compare the samplers. Write "
+            "it in both programs as a unit-interval (or positive) parameter that the bound scales, "
+            "with the log Jacobian of that scaling (Stan: target += log1m(alpha1) for "
+            "beta1 = (1 - alpha1) * share)"
+        ]
         result.verdict = SAMPLING_FAILED
         on_stage(result)
         return result
 
     began = time.perf_counter()
-    result.jobs = plan(Request(suite="tiny", models=[spec.id], engines=["stan", "numpyro"], stan="bundled",
-                               size=size, chains=request.chains, warmup=request.warmup, draws=request.draws,
-                               repeats=request.repeats, seed=request.seed, timeout=request.timeout))
+    result.jobs = plan(
+        Request(
+            suite="tiny",
+            models=[spec.id],
+            engines=["stan", "numpyro"],
+            stan="bundled",
+            size=size,
+            chains=request.chains,
+            warmup=request.warmup,
+            draws=request.draws,
+            repeats=request.repeats,
+            seed=request.seed,
+            timeout=request.timeout,
+        )
+    )
     result.out.mkdir(parents=True, exist_ok=True)
     try:
         run_campaign(result.jobs, result.out, request.timeout, result.records)
@@ -382,11 +479,20 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     written = result.records
     result.rows, result.pairs = engine_rows(written), agreement(written)
     result.verdict, result.advice = run_verdict(written, result.pairs, reference)
-    result.settings = (f"{request.chains} chains x ({request.warmup} warmup + {request.draws} draws), "
-                       f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, bundled Stan and "
-                       "NumPyro on the CPU")
-    result.stages.append({"name": "run", "ok": result.verdict == SAME, "notes": [],
-                          "seconds": time.perf_counter() - began, "line": result.settings})
+    result.settings = (
+        f"{request.chains} chains x ({request.warmup} warmup + {request.draws} draws), "
+        f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, bundled Stan and "
+        "NumPyro on the CPU"
+    )
+    result.stages.append(
+        {
+            "name": "run",
+            "ok": result.verdict == SAME,
+            "notes": [],
+            "seconds": time.perf_counter() - began,
+            "line": result.settings,
+        }
+    )
     result.parameters = parameter_rows(written, reference)
     result.speed = speed_ratio(written)
     result.speed_advice = speed_advice(result.rows, spec.stan_file, given[0] if given else spec.stan_file.name)

@@ -32,8 +32,19 @@ def build_parser() -> argparse.ArgumentParser:
         "and write an HTML report of the comparison.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (run, check, study, campaign, report, compare, nightly, history, reference, compile,
-                   import_posterior):
+    for module in (
+        run,
+        check,
+        study,
+        campaign,
+        report,
+        compare,
+        nightly,
+        history,
+        reference,
+        compile,
+        import_posterior,
+    ):
         module.add_parser(verbs)
     return parser
 

@@ -26,8 +26,7 @@ ALPHA = 0.05
 GOLD_SD = 0.3
 
 
-def speed_change(base: list[float], new: list[float], higher_is_better: bool, threshold: float,
-                 alpha: float) -> dict:
+def speed_change(base: list[float], new: list[float], higher_is_better: bool, threshold: float, alpha: float) -> dict:
     """NEW ÷ BASE of the medians, the Mann–Whitney p-value, and whether that is a regression."""
     from scipy.stats import mannwhitneyu  # scipy.stats takes a second to import: only where a comparison runs
 
@@ -38,8 +37,13 @@ def speed_change(base: list[float], new: list[float], higher_is_better: bool, th
     status = "unchanged"
     if p_value < alpha and (worse or better):
         status = "regressed" if worse else "improved"
-    return {"ratio": ratio, "p_value": p_value, "status": status, "base_median": statistics.median(base),
-            "new_median": statistics.median(new)}
+    return {
+        "ratio": ratio,
+        "p_value": p_value,
+        "status": status,
+        "base_median": statistics.median(base),
+        "new_median": statistics.median(new),
+    }
 
 
 def gold_check(record: RunRecord) -> dict:
@@ -47,11 +51,17 @@ def gold_check(record: RunRecord) -> dict:
     reference, why = references.applicable(record.model_id, record.size, record.config.resize, record.data_hash)
     if reference is None:
         return {"status": "unchecked", "reason": why}
-    distances = {name: abs(mean - reference["parameters"][name]["mean"]) / reference["parameters"][name]["sd"]
-                 for name, mean in record.metrics.posterior_mean.items() if name in reference["parameters"]}
+    distances = {
+        name: abs(mean - reference["parameters"][name]["mean"]) / reference["parameters"][name]["sd"]
+        for name, mean in record.metrics.posterior_mean.items()
+        if name in reference["parameters"]
+    }
     worst = max(distances, key=distances.get)
-    return {"status": "passed" if distances[worst] <= GOLD_SD else "failed", "worst_parameter": worst,
-            "worst_sd": distances[worst]}
+    return {
+        "status": "passed" if distances[worst] <= GOLD_SD else "failed",
+        "worst_parameter": worst,
+        "worst_sd": distances[worst],
+    }
 
 
 def describe(recs: list[RunRecord]) -> dict:
@@ -63,11 +73,13 @@ def describe(recs: list[RunRecord]) -> dict:
     stan = {r.engine_info.get("stan_version") for r in recs if family(r.engine) == STAN} - {None}
     if stan:
         versions["Stan"] = stan
-    return {"campaigns": sorted({r.campaign_id for r in recs}),
-            "commits": sorted({r.provenance.git_commit or "unknown" for r in recs}),
-            "machines": sorted({r.machine for r in recs}),
-            "dates": [min(r.created for r in recs), max(r.created for r in recs)],
-            "versions": {k: sorted(map(str, v)) for k, v in versions.items()}}
+    return {
+        "campaigns": sorted({r.campaign_id for r in recs}),
+        "commits": sorted({r.provenance.git_commit or "unknown" for r in recs}),
+        "machines": sorted({r.machine for r in recs}),
+        "dates": [min(r.created for r in recs), max(r.created for r in recs)],
+        "versions": {k: sorted(map(str, v)) for k, v in versions.items()},
+    }
 
 
 def left_out(recs: list[RunRecord], entries: tuple[superseded.Entry, ...]) -> dict[str, int]:
@@ -101,20 +113,35 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
     for key in sorted(set(base_groups) | set(new_groups)):
         b, n = base_groups.get(key, []), new_groups.get(key, [])
         b_ok, n_ok = [r for r in b if r.valid], [r for r in n if r.valid]
-        entry_ = {**key._asdict(), "n_base": len(b_ok), "n_new": len(n_ok), "speed": None,
-                  "speed_regression": False, "correctness_regression": False, "notes": []}
+        entry_ = {
+            **key._asdict(),
+            "n_base": len(b_ok),
+            "n_new": len(n_ok),
+            "speed": None,
+            "speed_regression": False,
+            "correctness_regression": False,
+            "notes": [],
+        }
         if not b or not n:
             other = new_loose if b else base_loose
-            entry_["notes"].append(("only in BASE" if b else "only in NEW") + (
-                ": sampler settings or data differ" if loose(key) in other else ""))
+            entry_["notes"].append(
+                ("only in BASE" if b else "only in NEW")
+                + (": sampler settings or data differ" if loose(key) in other else "")
+            )
         else:
             if b_ok and n_ok:
                 entry_["speed"] = {
-                    "ess_per_s": speed_change([r.metrics.ess_per_s for r in b_ok],
-                                              [r.metrics.ess_per_s for r in n_ok], True, threshold, alpha),
-                    "ms_per_gradient": speed_change([r.metrics.ms_per_gradient for r in b_ok],
-                                                    [r.metrics.ms_per_gradient for r in n_ok], False,
-                                                    threshold, alpha)}
+                    "ess_per_s": speed_change(
+                        [r.metrics.ess_per_s for r in b_ok], [r.metrics.ess_per_s for r in n_ok], True, threshold, alpha
+                    ),
+                    "ms_per_gradient": speed_change(
+                        [r.metrics.ms_per_gradient for r in b_ok],
+                        [r.metrics.ms_per_gradient for r in n_ok],
+                        False,
+                        threshold,
+                        alpha,
+                    ),
+                }
                 entry_["speed_regression"] = any(v["status"] == "regressed" for v in entry_["speed"].values())
             if b_ok and not n_ok:
                 gates = sorted({g for r in n for g in r.failed_gates})
@@ -122,21 +149,38 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
                 entry_["correctness_regression"] = True
         gold = [gold_check(r) for r in n_ok]
         checked = [g for g in gold if g["status"] != "unchecked"]
-        entry_["gold"] = {"status": "unchecked" if not checked else
-                          "failed" if any(g["status"] == "failed" for g in checked) else "passed",
-                          "runs_checked": len(checked),
-                          "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None}
+        entry_["gold"] = {
+            "status": "unchecked"
+            if not checked
+            else "failed"
+            if any(g["status"] == "failed" for g in checked)
+            else "passed",
+            "runs_checked": len(checked),
+            "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None,
+        }
         if entry_["gold"]["status"] == "failed":
             entry_["correctness_regression"] = True
         entries.append(entry_)
     base_info, new_info = describe(base), describe(new)
-    changes = [{"package": p, "base": base_info["versions"].get(p), "new": new_info["versions"].get(p)}
-               for p in sorted(set(base_info["versions"]) | set(new_info["versions"]))
-               if base_info["versions"].get(p) != new_info["versions"].get(p)]
+    changes = [
+        {"package": p, "base": base_info["versions"].get(p), "new": new_info["versions"].get(p)}
+        for p in sorted(set(base_info["versions"]) | set(new_info["versions"]))
+        if base_info["versions"].get(p) != new_info["versions"].get(p)
+    ]
     speed = sum(e["speed_regression"] for e in entries)
     correctness = sum(e["correctness_regression"] for e in entries)
-    return {"base": base_info, "new": new_info, "threshold": threshold, "alpha": alpha, "gold_sd": GOLD_SD,
-            "entries": entries, "version_changes": changes,
-            "left_out": {"base": left_out(records.independent(base), entries_superseded),
-                         "new": left_out(records.independent(new), entries_superseded)},
-            "regressions": {"speed": speed, "correctness": correctness}, "regressed": bool(speed or correctness)}
+    return {
+        "base": base_info,
+        "new": new_info,
+        "threshold": threshold,
+        "alpha": alpha,
+        "gold_sd": GOLD_SD,
+        "entries": entries,
+        "version_changes": changes,
+        "left_out": {
+            "base": left_out(records.independent(base), entries_superseded),
+            "new": left_out(records.independent(new), entries_superseded),
+        },
+        "regressions": {"speed": speed, "correctness": correctness},
+        "regressed": bool(speed or correctness),
+    }

@@ -150,8 +150,10 @@ class Job:
     def label(self) -> str:
         resized = "".join(f" {name}={value}" for name, value in self.config.resize)
         threads = f" x {self.placement.threads_per_chain} threads" if self.placement.threads_per_chain > 1 else ""
-        return (f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains{threads} · "
-                f"block {self.block + 1}")
+        return (
+            f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains{threads} · "
+            f"block {self.block + 1}"
+        )
 
     def blas_threads(self) -> int:
         """OpenBLAS threads for the worker (``blas_threads``)."""
@@ -174,17 +176,43 @@ class Job:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def key(self) -> RunKey:
-        return RunKey(self.model_id, self.engine, self.front_end, *asdict(self.placement).values(), self.cores,
-                      self.config.hash(), self.repeat)
+        return RunKey(
+            self.model_id,
+            self.engine,
+            self.front_end,
+            *asdict(self.placement).values(),
+            self.cores,
+            self.config.hash(),
+            self.repeat,
+        )
 
     def as_dict(self) -> dict:
-        return {"model_id": self.model_id, "engine": self.engine, "front_end": self.front_end,
-                **asdict(self.placement), "repeat": self.repeat, "config": self.config.as_dict(),
-                "entropy": self.entropy, "cores": self.cores, "first_core": self.first_core}
+        return {
+            "model_id": self.model_id,
+            "engine": self.engine,
+            "front_end": self.front_end,
+            **asdict(self.placement),
+            "repeat": self.repeat,
+            "config": self.config.as_dict(),
+            "entropy": self.entropy,
+            "cores": self.cores,
+            "first_core": self.first_core,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Job:
-        placement = Placement(**{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")},
-                              isa=d.get("isa", "native"))
-        return cls(d["model_id"], d["engine"], RunConfig(**d["config"]), d["repeat"], placement, d["front_end"],
-                   d["entropy"], d["cores"], d.get("first_core", 0))
+        placement = Placement(
+            **{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")},
+            isa=d.get("isa", "native"),
+        )
+        return cls(
+            d["model_id"],
+            d["engine"],
+            RunConfig(**d["config"]),
+            d["repeat"],
+            placement,
+            d["front_end"],
+            d["entropy"],
+            d["cores"],
+            d.get("first_core", 0),
+        )

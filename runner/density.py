@@ -28,6 +28,7 @@ ROUNDING = 1e-11  # times the largest |log density| at the points: rounding of l
 GRADIENT_TOLERANCE = 1e-6  # relative, per coordinate
 WARMUP, THIN = 200, 10  # the short Stan run the points come from: one chain, its draws thinned
 
+
 @dataclass
 class DensityCheck:
     log_density_stan: list[float]
@@ -66,11 +67,14 @@ def posterior_points(spec: ModelSpec, data: dict, n_points: int, seed: int) -> l
     """``n_points`` constrained parameter points in the posterior's region: the draws of one short Stan chain
     (``WARMUP`` iterations of warm-up, then every ``THIN``-th draw), by name, shaped as Stan declares them. Stan
     draws them because every Stan program can be sampled; a NumPyro model with a flat prior cannot be drawn from."""
-    fit = stan_model(spec, data, random_seed=seed).sample(num_chains=1, num_warmup=WARMUP,
-                                                          num_samples=n_points * THIN, num_thin=THIN)
+    fit = stan_model(spec, data, random_seed=seed).sample(
+        num_chains=1, num_warmup=WARMUP, num_samples=n_points * THIN, num_thin=THIN
+    )
     dims = {name: tuple(dim) for name, dim in zip(fit.param_names, fit.dims)}
-    return [{p.name: np.asarray(fit[p.name][..., i], dtype=np.float64).reshape(dims[p.name])
-             for p in spec.parameters} for i in range(n_points)]
+    return [
+        {p.name: np.asarray(fit[p.name][..., i], dtype=np.float64).reshape(dims[p.name]) for p in spec.parameters}
+        for i in range(n_points)
+    ]
 
 
 def _flatten(spec: ModelSpec, values: dict) -> np.ndarray:
@@ -99,8 +103,9 @@ def stan_model(spec: ModelSpec, data: dict, stan_file: Path | None = None, rando
     import stan
     from stanjax.runner.engines.stan import HttpstanBackend
 
-    return stan.build(HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data,
-                      random_seed=random_seed)
+    return stan.build(
+        HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data, random_seed=random_seed
+    )
 
 
 def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, np.ndarray]:

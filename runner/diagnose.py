@@ -18,10 +18,12 @@ STEP_SIZE_COLLAPSED = 1e-6
 AWAY_SDS = 3.0
 SHOWN = 3  # parameters named per chain
 
-ADVICE = ("A stuck or distant chain usually started where the posterior is flat or in another mode: give inits in "
-          "the region you expect, declare the bounds the model needs (e.g. |theta| < 1 for an invertible MA "
-          "term: real<lower=-1, upper=1>), or reparameterise where a funnel traps it (non-centre the group "
-          "parameters).")
+ADVICE = (
+    "A stuck or distant chain usually started where the posterior is flat or in another mode: give inits in "
+    "the region you expect, declare the bounds the model needs (e.g. |theta| < 1 for an invertible MA "
+    "term: real<lower=-1, upper=1>), or reparameterise where a funnel traps it (non-centre the group "
+    "parameters)."
+)
 
 
 @dataclass(frozen=True)
@@ -76,25 +78,46 @@ def chain_findings(draws: dict[str, np.ndarray], step_sizes: list[float] | None 
         if frozen and n_chains > 1 and any(spread[c, i] > 0 for c in range(n_chains) for i in frozen):
             stuck.add(chain)
             at = ", ".join(f"{names[i]} = {_value(means[chain, i])}" for i in frozen[:SHOWN])
-            findings.append(Finding("stuck", f"chain {chain + 1} is stuck: {len(frozen)} of {len(names)} parameters "
-                                             f"never moved (sd 0; {at}{', ...' if len(frozen) > SHOWN else ''})"))
+            findings.append(
+                Finding(
+                    "stuck",
+                    f"chain {chain + 1} is stuck: {len(frozen)} of {len(names)} parameters "
+                    f"never moved (sd 0; {at}{', ...' if len(frozen) > SHOWN else ''})",
+                )
+            )
     sizes = np.asarray(step_sizes or [], dtype=float)
     if sizes.size == n_chains and n_chains > 1:
         for chain in range(n_chains):
             others = np.median(np.delete(sizes, chain))
             if sizes[chain] < STEP_SIZE_COLLAPSED * others:
-                findings.append(Finding("collapsed", f"chain {chain + 1}'s step size collapsed to {sizes[chain]:.2g} "
-                                                     f"(the other chains' median {_value(others)})"))
+                findings.append(
+                    Finding(
+                        "collapsed",
+                        f"chain {chain + 1}'s step size collapsed to {sizes[chain]:.2g} "
+                        f"(the other chains' median {_value(others)})",
+                    )
+                )
     if n_chains > 2:
         centre, scale = np.median(means, axis=0), np.median(sds, axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             distance = np.abs(means - centre) / scale  # (chains, elements)
         for chain in sorted(set(range(n_chains)) - stuck):
-            away = [i for i in np.argsort(-np.nan_to_num(distance[chain], nan=-1.0))
-                    if np.isfinite(distance[chain, i]) and distance[chain, i] > AWAY_SDS]
+            away = [
+                i
+                for i in np.argsort(-np.nan_to_num(distance[chain], nan=-1.0))
+                if np.isfinite(distance[chain, i]) and distance[chain, i] > AWAY_SDS
+            ]
             if away:
-                shown = ", ".join(f"{names[i]} (mean {_value(means[chain, i])} against {_value(centre[i])}, "
-                                  f"{distance[chain, i]:.1f} sds)" for i in away[:SHOWN])
-                findings.append(Finding("away", f"chain {chain + 1} sits away from the others on {shown}"
-                                        + (f" and {len(away) - SHOWN} more" if len(away) > SHOWN else "")))
+                shown = ", ".join(
+                    f"{names[i]} (mean {_value(means[chain, i])} against {_value(centre[i])}, "
+                    f"{distance[chain, i]:.1f} sds)"
+                    for i in away[:SHOWN]
+                )
+                findings.append(
+                    Finding(
+                        "away",
+                        f"chain {chain + 1} sits away from the others on {shown}"
+                        + (f" and {len(away) - SHOWN} more" if len(away) > SHOWN else ""),
+                    )
+                )
     return findings

@@ -76,8 +76,9 @@ class NvmlGpu:
     def read(self) -> Reading:
         memory_mib = pynvml.nvmlDeviceGetMemoryInfo(self._handle).used / MIB
         if self._counter:
-            return Reading(energy_j=pynvml.nvmlDeviceGetTotalEnergyConsumption(self._handle) / 1e3,
-                           memory_mib=memory_mib)
+            return Reading(
+                energy_j=pynvml.nvmlDeviceGetTotalEnergyConsumption(self._handle) / 1e3, memory_mib=memory_mib
+            )
         return Reading(watts=pynvml.nvmlDeviceGetPowerUsage(self._handle) / 1e3, memory_mib=memory_mib)
 
     @classmethod
@@ -147,8 +148,7 @@ def peak_host_memory_mib() -> float:
     """This process's peak resident memory over its life, or its largest finished child's where larger (Stan's
     chains are forked children; chains that run at once share pages, so no sum of them would be exact). Linux
     gives ru_maxrss in KiB."""
-    return max(resource.getrusage(who).ru_maxrss
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 
 class _Track:
@@ -172,8 +172,12 @@ class _Track:
         if joules is None:
             return SourceEnergy(joules=None, mean_watts=None, samples=len(self.readings), missing=self.missing)
         memory = [r.memory_mib for _, r in self.readings if r.memory_mib is not None]
-        return SourceEnergy(joules=joules, mean_watts=joules / wall_s, samples=len(self.readings),
-                            peak_memory_mib=max(memory) if memory else None)
+        return SourceEnergy(
+            joules=joules,
+            mean_watts=joules / wall_s,
+            samples=len(self.readings),
+            peak_memory_mib=max(memory) if memory else None,
+        )
 
     def _joules(self) -> float | None:
         """A counter's increments summed (one wrap between two readings at most: readings are far more often
@@ -225,6 +229,9 @@ class Meter:
         self._thread.join()
         self._sample()
         wall_s = time.perf_counter() - self._start
-        self.result = RunEnergy(span=self.span, wall_s=wall_s,
-                                sources={t.source.name: t.measured(wall_s) for t in self._tracks},
-                                peak_host_memory_mib=peak_host_memory_mib())
+        self.result = RunEnergy(
+            span=self.span,
+            wall_s=wall_s,
+            sources={t.source.name: t.measured(wall_s) for t in self._tracks},
+            peak_host_memory_mib=peak_host_memory_mib(),
+        )

@@ -31,8 +31,15 @@ class Estimator:
         for run in history:
             if run.status == "ok" and run.wall_s and run.sizes is not None:
                 key = (run.model_id, run.device, run.precision, run.config.chains)
-                self.walls[key].append((bool(run.provenance.machine.gpu), run.wall_s, run.sizes, run.machine,
-                                        f"{run.engine}/{run.chain_method}"))
+                self.walls[key].append(
+                    (
+                        bool(run.provenance.machine.gpu),
+                        run.wall_s,
+                        run.sizes,
+                        run.machine,
+                        f"{run.engine}/{run.chain_method}",
+                    )
+                )
         self.rwmh = defaultdict(list)
         for m in measurements:
             if m.get("measure") == "rwmh":
@@ -52,11 +59,18 @@ class Estimator:
             return statistics.median(f[1] for f in same), f"median of {len(same)} run(s) on {same[0][3]}"
         other_engine = [f for f in found if f[2] == sizes]
         if other_engine:
-            return (statistics.median(f[1] for f in other_engine),
-                    f"median of {len(other_engine)} run(s) of {other_engine[0][4]} on {other_engine[0][3]}")
+            return (
+                statistics.median(f[1] for f in other_engine),
+                f"median of {len(other_engine)} run(s) of {other_engine[0][4]} on {other_engine[0][3]}",
+            )
         rest = {name: value for name, value in sizes.items() if name != spec.n_key}
-        by_n = [(f[2][spec.n_key], f) for f in found if f[4] == setup and f[2].get(spec.n_key) and
-                {name: value for name, value in f[2].items() if name != spec.n_key} == rest]
+        by_n = [
+            (f[2][spec.n_key], f)
+            for f in found
+            if f[4] == setup
+            and f[2].get(spec.n_key)
+            and {name: value for name, value in f[2].items() if name != spec.n_key} == rest
+        ]
         if by_n:
             target = sizes[spec.n_key]
             medians = {m: statistics.median(f[1] for k, f in by_n if k == m) for m, _ in by_n}
@@ -65,14 +79,19 @@ class Estimator:
             if second is not None:  # the cost's power of N between the two nearest sizes run (a GP's Cholesky: 3)
                 power = min(MAX_POWER, max(1.0, math.log(medians[n] / medians[second]) / math.log(n / second)))
             count, machine = sum(1 for k, _ in by_n if k == n), next(f[3] for k, f in by_n if k == n)
-            return (medians[n] * (target / n) ** power,
-                    f"{count} run(s) at {spec.n_key}={n} on {machine}, scaled to {target} as N^{power:.2g}" +
-                    (f" (the power from the runs at {spec.n_key}={second})" if second is not None else ""))
-        elsewhere = [f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id
-                     for f in runs if f[2] == sizes]
+            return (
+                medians[n] * (target / n) ** power,
+                f"{count} run(s) at {spec.n_key}={n} on {machine}, scaled to {target} as N^{power:.2g}"
+                + (f" (the power from the runs at {spec.n_key}={second})" if second is not None else ""),
+            )
+        elsewhere = [
+            f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id for f in runs if f[2] == sizes
+        ]
         if elsewhere:
-            return (statistics.median(f[1] for f in elsewhere),
-                    f"median of {len(elsewhere)} run(s) of this model and size on other devices or settings")
+            return (
+                statistics.median(f[1] for f in elsewhere),
+                f"median of {len(elsewhere)} run(s) of this model and size on other devices or settings",
+            )
         return GUESS_S, "no earlier run: a guess"
 
     def measurement(self, backend: str, device: str, chains: int) -> tuple[float, str]:

@@ -82,13 +82,25 @@ class Item:
         return f"rwmh-{backend} · {chains} chains"
 
     def as_dict(self) -> dict:
-        return {"lane": self.lane, "study": self.study, "estimate_s": self.estimate_s, "basis": self.basis,
-                "job": self.job.as_dict() if self.job else None, "rwmh": list(self.rwmh) if self.rwmh else None}
+        return {
+            "lane": self.lane,
+            "study": self.study,
+            "estimate_s": self.estimate_s,
+            "basis": self.basis,
+            "job": self.job.as_dict() if self.job else None,
+            "rwmh": list(self.rwmh) if self.rwmh else None,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Item:
-        return cls(d["lane"], d["study"], d["estimate_s"], d["basis"], Job.from_dict(d["job"]) if d["job"] else None,
-                   tuple(d["rwmh"]) if d["rwmh"] else None)
+        return cls(
+            d["lane"],
+            d["study"],
+            d["estimate_s"],
+            d["basis"],
+            Job.from_dict(d["job"]) if d["job"] else None,
+            tuple(d["rwmh"]) if d["rwmh"] else None,
+        )
 
 
 @dataclass
@@ -118,9 +130,16 @@ class Plan:
         return [item for unit in self.units for item in unit.items if item.lane == lane]
 
     def as_dict(self) -> dict:
-        return {"budget_s": self.budget_s, "step_s": self.step_s, "cores": self.cores, "gpu_cores": self.gpu_cores,
-                "units": [{"phase": u.phase, "label": u.label, "items": [i.as_dict() for i in u.items]}
-                          for u in self.units], "left_out": [list(x) for x in self.left_out]}
+        return {
+            "budget_s": self.budget_s,
+            "step_s": self.step_s,
+            "cores": self.cores,
+            "gpu_cores": self.gpu_cores,
+            "units": [
+                {"phase": u.phase, "label": u.label, "items": [i.as_dict() for i in u.items]} for u in self.units
+            ],
+            "left_out": [list(x) for x in self.left_out],
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Plan:
@@ -160,8 +179,17 @@ def estimated_s(lanes: dict[str, list[Item]], step_s: float, first_step_s: float
     return first_step_s + sum(step_wall_s(step) for step in steps(lanes, step_s, first_step_s))
 
 
-def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], repeats: int, entropy: int,
-          cores: int, gpu_cores: int, x64: bool = False, chain_method: str | None = None) -> dict[str, list[Job]]:
+def _jobs(
+    spec,
+    config: RunConfig,
+    engines_by_lane: dict[str, tuple[str, ...]],
+    repeats: int,
+    entropy: int,
+    cores: int,
+    gpu_cores: int,
+    x64: bool = False,
+    chain_method: str | None = None,
+) -> dict[str, list[Job]]:
     """The jobs of one unit per lane, in run order (repeat by repeat: block by block, the engines' order within a
     lane alternating from block to block, as `stanjax run` orders them); Stan with the threads per chain
     `stanjax run` gives it on the lane's cores."""
@@ -169,11 +197,28 @@ def _jobs(spec, config: RunConfig, engines_by_lane: dict[str, tuple[str, ...]], 
     lanes = {}
     for lane, engines in engines_by_lane.items():
         first, count = (0, gpu_cores) if lane == "gpu" else (gpu_cores, cores - gpu_cores)
-        lanes[lane] = [Job(spec.id, engine, config, repeat,
-                           with_threads(entry(engine).placement(lane, x64 and lane == "gpu", chain_method), engine,
-                                        entry(engine).front_end(), spec, count, config),
-                           entry(engine).front_end(), entropy, count, first)
-                       for repeat in range(repeats) for engine in block_order(engines, repeat)]
+        lanes[lane] = [
+            Job(
+                spec.id,
+                engine,
+                config,
+                repeat,
+                with_threads(
+                    entry(engine).placement(lane, x64 and lane == "gpu", chain_method),
+                    engine,
+                    entry(engine).front_end(),
+                    spec,
+                    count,
+                    config,
+                ),
+                entry(engine).front_end(),
+                entropy,
+                count,
+                first,
+            )
+            for repeat in range(repeats)
+            for engine in block_order(engines, repeat)
+        ]
     return lanes
 
 
@@ -190,8 +235,19 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
         found.append(Unit(phase, label, items))
 
     for model_id in QUICK_MODELS:
-        unit("a", f"{model_id} default", _jobs(models.get(model_id), default, {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR},
-                                              HEADLINE_BLOCKS, entropy, cores, gpu_cores))
+        unit(
+            "a",
+            f"{model_id} default",
+            _jobs(
+                models.get(model_id),
+                default,
+                {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR},
+                HEADLINE_BLOCKS,
+                entropy,
+                cores,
+                gpu_cores,
+            ),
+        )
     for spec in others:
         unit("b", f"{spec.id} default", _jobs(spec, default, both, HEADLINE_BLOCKS, entropy, cores, gpu_cores))
     study_warmup, study_draws = ITERATIONS["gpu"]
@@ -202,29 +258,62 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
             for n in grid:
                 config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
                 engines = {"gpu": ("numpyro", "blackjax_nuts"), "cpu": CPU_PAIR}
-                unit(phase, f"{model_id} {spec.n_key}={n:,}", _jobs(spec, config, engines, 1, entropy, cores,
-                                                                       gpu_cores), study="data-size")
+                unit(
+                    phase,
+                    f"{model_id} {spec.n_key}={n:,}",
+                    _jobs(spec, config, engines, 1, entropy, cores, gpu_cores),
+                    study="data-size",
+                )
     chains_study = STUDIES["chains"]
     for chains in chains_study.grids["gpu"]:
         for spec in chains_study.models():
             config = RunConfig(size="small", chains=chains, warmup=study_warmup, draws=study_draws)
-            unit("e", f"{spec.id} {chains} chains", _jobs(spec, config, {"gpu": ("numpyro", "blackjax_chees")}, 1,
-                                                          entropy, cores, gpu_cores, chain_method="vectorized"),
-                 study="chains")
-        rwmh = [Item(lane, "chains", *estimate.measurement(backend, lane, chains), rwmh=(chains, backend))
-                for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))]
+            unit(
+                "e",
+                f"{spec.id} {chains} chains",
+                _jobs(
+                    spec,
+                    config,
+                    {"gpu": ("numpyro", "blackjax_chees")},
+                    1,
+                    entropy,
+                    cores,
+                    gpu_cores,
+                    chain_method="vectorized",
+                ),
+                study="chains",
+            )
+        rwmh = [
+            Item(lane, "chains", *estimate.measurement(backend, lane, chains), rwmh=(chains, backend))
+            for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))
+        ]
         found.append(Unit("e", f"random-walk Metropolis {chains} chains", rwmh))
     for model_id in QUICK_MODELS:
-        unit("f", f"{model_id} default float64", _jobs(models.get(model_id), default, {"gpu": ("numpyro",)},
-                                                       EXTRA_BLOCKS, entropy, cores, gpu_cores, x64=True))
+        unit(
+            "f",
+            f"{model_id} default float64",
+            _jobs(
+                models.get(model_id), default, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, entropy, cores, gpu_cores, x64=True
+            ),
+        )
     for spec in others:
-        unit("g", f"{spec.id} default BlackJAX", _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy,
-                                                       cores, gpu_cores))
+        unit(
+            "g",
+            f"{spec.id} default BlackJAX",
+            _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy, cores, gpu_cores),
+        )
     return found
 
 
-def make_plan(budget_s: float, step_s: float, cores: int, gpu_cores: int, estimate: Estimator,
-              compile_s: float, phases: str = "".join(PHASES)) -> Plan:
+def make_plan(
+    budget_s: float,
+    step_s: float,
+    cores: int,
+    gpu_cores: int,
+    estimate: Estimator,
+    compile_s: float,
+    phases: str = "".join(PHASES),
+) -> Plan:
     """Units in priority order while the estimated machine time fits ``budget_s``; a unit that does not fit is
     left out and later (smaller) ones may still go in. Runs longer than one step are left out of their unit."""
     plan = Plan(budget_s, step_s, cores, gpu_cores, [])
@@ -234,8 +323,12 @@ def make_plan(budget_s: float, step_s: float, cores: int, gpu_cores: int, estima
             continue
         too_long = [item for item in unit.items if item.estimate_s > step_s]
         for item in too_long:
-            plan.left_out.append((f"{unit.phase}: {item.label()}", f"about {item.estimate_s / 60:.0f} min "
-                                  f"({item.basis}): longer than one step of {step_s / 60:g} min"))
+            plan.left_out.append(
+                (
+                    f"{unit.phase}: {item.label()}",
+                    f"about {item.estimate_s / 60:.0f} min ({item.basis}): longer than one step of {step_s / 60:g} min",
+                )
+            )
         unit = replace(unit, items=[item for item in unit.items if item not in too_long])
         if not unit.items:
             continue
@@ -245,8 +338,12 @@ def make_plan(budget_s: float, step_s: float, cores: int, gpu_cores: int, estima
         if need <= budget_s:
             plan.units.append(unit)
         else:
-            plan.left_out.append((f"{unit.phase}: {unit.label}", f"over the budget (the plan with it: about "
-                                  f"{need / 60:.0f} of {budget_s / 60:g} min)"))
+            plan.left_out.append(
+                (
+                    f"{unit.phase}: {unit.label}",
+                    f"over the budget (the plan with it: about {need / 60:.0f} of {budget_s / 60:g} min)",
+                )
+            )
     return plan
 
 
@@ -262,10 +359,16 @@ def done_items(plan: Plan, out: Path) -> set[int]:
     its records files or in earlier steps' records unpacked there (every ``*.jsonl`` in it)."""
     files = sorted(out.glob("*.jsonl"))
     done = records.done(records.read(files)) if files else set()
-    measured = {(m["backend"], m["chains"]) for m in (records.read_measurements(files) if files else [])
-                if m.get("measure") == "rwmh"}
-    return {index for index, item in enumerate(all_items(plan))
-            if (item.job and item.job.key() in done) or (item.rwmh and (item.rwmh[1], item.rwmh[0]) in measured)}
+    measured = {
+        (m["backend"], m["chains"])
+        for m in (records.read_measurements(files) if files else [])
+        if m.get("measure") == "rwmh"
+    }
+    return {
+        index
+        for index, item in enumerate(all_items(plan))
+        if (item.job and item.job.key() in done) or (item.rwmh and (item.rwmh[1], item.rwmh[0]) in measured)
+    }
 
 
 def step_number(out: Path) -> int:
@@ -283,29 +386,34 @@ def all_items(plan: Plan) -> list[Item]:
 
 def lanes_left(plan: Plan, out: Path) -> dict[str, list[Item]]:
     done = done_items(plan, out)
-    return {lane: [item for index, item in enumerate(all_items(plan)) if item.lane == lane and index not in done]
-            for lane in ("gpu", "cpu")}
+    return {
+        lane: [item for index, item in enumerate(all_items(plan)) if item.lane == lane and index not in done]
+        for lane in ("gpu", "cpu")
+    }
 
 
 def lane_cpus(plan: Plan, lane: str) -> list[int]:
     """The CPUs of a lane: the first ``gpu_cores`` usable ones for the GPU lane, the rest for the CPU lane."""
-    usable = sorted(os.sched_getaffinity(0))[:plan.cores]
-    return usable[:plan.gpu_cores] if lane == "gpu" else usable[plan.gpu_cores:]
+    usable = sorted(os.sched_getaffinity(0))[: plan.cores]
+    return usable[: plan.gpu_cores] if lane == "gpu" else usable[plan.gpu_cores :]
 
 
 def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> dict:
     """The chains study's random-walk Metropolis measurement of ``item``, on the lane's CPUs, appended to
     ``out``'s measurements."""
     chains, backend = item.rwmh
-    env = {"JAX_PLATFORMS": "cuda" if item.lane == "gpu" and backend == "jax" else "cpu",
-           "STANJAX_CPUS": ",".join(map(str, cpus))}
+    env = {
+        "JAX_PLATFORMS": "cuda" if item.lane == "gpu" and backend == "jax" else "cpu",
+        "STANJAX_CPUS": ",".join(map(str, cpus)),
+    }
     row = studies.measure(["rwmh", "gpu", str(chains), backend], env, timeout_s)
     records.append(out / MEASUREMENTS_FILE, records.measurement("chains", {"measure": "rwmh", **row}))
     return row
 
 
-def run_step(plan: Plan, out: Path, deadline: float, timeout_s: float, written: list[RunRecord],
-             say=print) -> dict[str, list[Item]]:
+def run_step(
+    plan: Plan, out: Path, deadline: float, timeout_s: float, written: list[RunRecord], say=print
+) -> dict[str, list[Item]]:
     """Run both lanes at once until each has nothing left or no time for its next item (``deadline``: a
     time.monotonic() value); returns what is left per lane. Every finished run is on disk as it ends."""
     recorder = Recorder(out, timeout_s, written)
@@ -320,14 +428,19 @@ def run_step(plan: Plan, out: Path, deadline: float, timeout_s: float, written: 
             if item.estimate_s > remaining:
                 with lock:
                     left[lane] = items[index:]
-                say(f"{lane} lane: {len(items) - index} item(s) left for the next step (next: about "
-                    f"{item.estimate_s:.0f} s, {max(remaining, 0):.0f} s left in this one)")
+                say(
+                    f"{lane} lane: {len(items) - index} item(s) left for the next step (next: about "
+                    f"{item.estimate_s:.0f} s, {max(remaining, 0):.0f} s left in this one)"
+                )
                 return
             say(f"{lane} lane: {item.label()} (about {item.estimate_s:.0f} s)")
             if item.job:
                 record = recorder.run(item.job, item.study, min(timeout_s, remaining))
-                verdict = ("valid" if record.valid else "INVALID: " + ", ".join(record.failed_gates)) \
-                    if record.status == "ok" else f"{record.status.upper()} (log: {record.log})"
+                verdict = (
+                    ("valid" if record.valid else "INVALID: " + ", ".join(record.failed_gates))
+                    if record.status == "ok"
+                    else f"{record.status.upper()} (log: {record.log})"
+                )
                 say(f"{lane} lane: {verdict}: {item.label()} in {record.wall_s:.0f} s")
             else:
                 try:
@@ -338,8 +451,10 @@ def run_step(plan: Plan, out: Path, deadline: float, timeout_s: float, written: 
         with lock:
             left[lane] = []
 
-    threads = [threading.Thread(target=lane_loop, args=(lane, items), name=f"{lane}-lane", daemon=True)
-               for lane, items in lanes.items()]
+    threads = [
+        threading.Thread(target=lane_loop, args=(lane, items), name=f"{lane}-lane", daemon=True)
+        for lane, items in lanes.items()
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -353,11 +468,17 @@ def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIM
     times and the logs of failed runs, as ``archives/step-NN.tar.gz``; split into parts of at most ``limit``
     bytes when bigger (records are whole lines, never cut). Unpacked into one folder, the parts' ``*.jsonl``
     files are the campaign's records (``stanjax report`` reads every one)."""
-    lines = {name: (out / name).read_bytes()[offsets.get(name, 0):].splitlines(keepends=True)
-             for name in (records.RESULTS_FILE, MEASUREMENTS_FILE) if (out / name).exists()}
+    lines = {
+        name: (out / name).read_bytes()[offsets.get(name, 0) :].splitlines(keepends=True)
+        for name in (records.RESULTS_FILE, MEASUREMENTS_FILE)
+        if (out / name).exists()
+    }
     extras = [out / name for name in (PLAN_FILE, COMPILE_FILE, "compile.log") if (out / name).exists()]
-    failed_logs = [Path(r["log"]) for r in _json_lines(lines.get(records.RESULTS_FILE, []))
-                   if r.get("log") and Path(r["log"]).exists()]
+    failed_logs = [
+        Path(r["log"])
+        for r in _json_lines(lines.get(records.RESULTS_FILE, []))
+        if r.get("log") and Path(r["log"]).exists()
+    ]
     (out / ARCHIVES).mkdir(exist_ok=True)
     for old in (out / ARCHIVES).glob(f"step-{step:02d}*.tar.gz"):
         old.unlink()
@@ -382,8 +503,12 @@ def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIM
         paths, sizes = [], []
         for part in range(parts):
             suffix = f"-part{part + 1}" if parts > 1 else ""
-            chunks = {name.replace(".jsonl", f"{suffix}.jsonl"):
-                      rows[part * len(rows) // parts:(part + 1) * len(rows) // parts] for name, rows in lines.items()}
+            chunks = {
+                name.replace(".jsonl", f"{suffix}.jsonl"): rows[
+                    part * len(rows) // parts : (part + 1) * len(rows) // parts
+                ]
+                for name, rows in lines.items()
+            }
             paths.append(out / ARCHIVES / f"step-{step:02d}{suffix}.tar.gz")
             sizes.append(write(paths[-1], chunks, with_extras=part == 0))
         if max(sizes) <= limit:

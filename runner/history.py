@@ -25,8 +25,11 @@ def run_folders(history: Path) -> list[Path]:
 
 def previous(folder: Path, prefix: str = "nightly") -> Path | None:
     """The latest earlier ``prefix`` run of the same machine, or None for a machine's first."""
-    earlier = [f for f in run_folders(folder.parent.parent) if f.parent == folder.parent
-               and f.name.startswith(prefix + "-") and f.name < folder.name]
+    earlier = [
+        f
+        for f in run_folders(folder.parent.parent)
+        if f.parent == folder.parent and f.name.startswith(prefix + "-") and f.name < folder.name
+    ]
     return earlier[-1] if earlier else None
 
 
@@ -34,6 +37,12 @@ def summary(folder: Path) -> dict:
     """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
     runs = records.read([folder / name for name in records.RESULTS_FILES if (folder / name).exists()])
     commits = sorted({(r.provenance.git_commit or "unknown")[:10] for r in runs})
-    return {"machine": folder.parent.name, "folder": folder.name, "created": min(r.created for r in runs),
-            "runs": len(runs), "valid": sum(r.valid for r in runs),
-            "models": len({r.model_id for r in runs}), "commits": commits}
+    return {
+        "machine": folder.parent.name,
+        "folder": folder.name,
+        "created": min(r.created for r in runs),
+        "runs": len(runs),
+        "valid": sum(r.valid for r in runs),
+        "models": len({r.model_id for r in runs}),
+        "commits": commits,
+    }

@@ -96,8 +96,9 @@ def database(path: Path) -> Path:
 
 def _commit(folder: Path) -> str:
     try:
-        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
     except OSError:
         return "unknown commit"
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown commit"
@@ -111,11 +112,19 @@ def posterior(path: Path, name: str) -> Posterior:
     if not info_file.exists():
         known = sorted(p.stem for p in (db / "posteriors").glob("*.json"))
         near = difflib.get_close_matches(name, known, n=3)
-        raise UsageError(f"posteriordb at {path} has no posterior '{name}'"
-                         + (f" (nearest: {', '.join(near)})" if near else ""))
+        raise UsageError(
+            f"posteriordb at {path} has no posterior '{name}'" + (f" (nearest: {', '.join(near)})" if near else "")
+        )
     info = json.loads(info_file.read_text())
-    found = Posterior(db, name, info["model_name"], info["data_name"], info.get("reference_posterior_name"),
-                      tuple(info.get("keywords") or ()), _commit(db))
+    found = Posterior(
+        db,
+        name,
+        info["model_name"],
+        info["data_name"],
+        info.get("reference_posterior_name"),
+        tuple(info.get("keywords") or ()),
+        _commit(db),
+    )
     for needed in (found.program, found.data_file):
         if not needed.exists():
             raise UsageError(f"posteriordb at {path} lacks {needed.relative_to(db)}")
@@ -201,8 +210,11 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
-    write(stan_file, f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
-                     f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text())
+    write(
+        stan_file,
+        f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
+        f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text(),
+    )
     program = static_checks.read_program(stan_file)
     data, left_out = typed_data(read_posteriordb_json(found.data_file), program, found.data_file.name)
     data_file = carried / f"{found.data_name}.json"
@@ -216,32 +228,57 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     if found.draws_file and found.draws_file.exists():
         shapes = {name: models.Parameter(name, shape).resolve_shape(data) for name, shape in parameters}
         summary = from_posteriordb(found.draws_file, element_names(shapes))
-        header = {"source": f"posteriordb reference draws ({found.source(found.draws_file)}): "
-                            f"{summary['chains']} chains of {summary['draws']} draws",
-                  "command": command, "without": summary["without"],
-                  "generated_file": "Made by the command below from posteriordb's draws; do not edit."}
-        write(carried / f"{found.name}.reference.json",
-              json.dumps({"header": header, "parameters": summary["parameters"]}, indent=1) + "\n")
-        truth = (f'\n    ground_truth=posteriordb.outside_truth(CARRIED / "{found.name}.reference.json", SPEC_ID, '
-                 'generate),')
+        header = {
+            "source": f"posteriordb reference draws ({found.source(found.draws_file)}): "
+            f"{summary['chains']} chains of {summary['draws']} draws",
+            "command": command,
+            "without": summary["without"],
+            "generated_file": "Made by the command below from posteriordb's draws; do not edit.",
+        }
+        write(
+            carried / f"{found.name}.reference.json",
+            json.dumps({"header": header, "parameters": summary["parameters"]}, indent=1) + "\n",
+        )
+        truth = (
+            f'\n    ground_truth=posteriordb.outside_truth(CARRIED / "{found.name}.reference.json", SPEC_ID, generate),'
+        )
         truth_doc = ", and its reference posterior as an outside truth"
     keywords = f" ({', '.join(found.keywords)})" if found.keywords else ""
-    doc = textwrap.fill(f"posteriordb's posterior {found.name}: its Stan program and data set as published"
-                        f"{truth_doc} (stan-dev/posteriordb at {found.commit}; models/posteriordb/SOURCE.md). "
-                        f"Laid out by `{command}`.", width=116, break_long_words=False, break_on_hyphens=False)
-    write(spec_file, SPEC_TEMPLATE.format(
-        name=found.name, doc=doc, data_file=data_file.name, keywords=keywords, truth=truth,
-        parameters=", ".join(parameter_text(name, shape) for name, shape in parameters)
-        + ("," if len(parameters) == 1 else "")))
+    doc = textwrap.fill(
+        f"posteriordb's posterior {found.name}: its Stan program and data set as published"
+        f"{truth_doc} (stan-dev/posteriordb at {found.commit}; models/posteriordb/SOURCE.md). "
+        f"Laid out by `{command}`.",
+        width=116,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    write(
+        spec_file,
+        SPEC_TEMPLATE.format(
+            name=found.name,
+            doc=doc,
+            data_file=data_file.name,
+            keywords=keywords,
+            truth=truth,
+            parameters=", ".join(parameter_text(name, shape) for name, shape in parameters)
+            + ("," if len(parameters) == 1 else ""),
+        ),
+    )
     if not jax_file.exists():
         sites = ", ".join(f"{d.name} ({d.text()})" for d in program.parameters)
-        write(jax_file, STUB_TEMPLATE.format(model=found.model_name, sites=sites,
-                                             arguments=", ".join(d.name for d in program.data)))
+        write(
+            jax_file,
+            STUB_TEMPLATE.format(
+                model=found.model_name, sites=sites, arguments=", ".join(d.name for d in program.data)
+            ),
+        )
     source_md = carried / "SOURCE.md"
-    entry = (f"- `{found.name}`: `{found.program.relative_to(found.database.parent)}`, "
-             f"`{found.data_file.relative_to(found.database.parent)}`"
-             + (f", `{found.draws_file.relative_to(found.database.parent)}`" if truth else " (no reference draws)")
-             + f" at {found.commit}.\n")
+    entry = (
+        f"- `{found.name}`: `{found.program.relative_to(found.database.parent)}`, "
+        f"`{found.data_file.relative_to(found.database.parent)}`"
+        + (f", `{found.draws_file.relative_to(found.database.parent)}`" if truth else " (no reference draws)")
+        + f" at {found.commit}.\n"
+    )
     head = source_md.read_text() if source_md.exists() else SOURCE_HEAD
     entries, _, _ = head.partition("\n" + LICENCE)
     write(source_md, entries.rstrip("\n") + "\n" + entry + "\n" + LICENCE)

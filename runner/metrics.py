@@ -45,8 +45,9 @@ def _flat(dataset) -> dict[str, float]:
 QUANTILES = (0.05, 0.5, 0.95)
 
 
-def parameter_table(draws: dict[str, np.ndarray], names: list[str],
-                    quantiles: bool = False) -> dict[str, dict[str, float]]:
+def parameter_table(
+    draws: dict[str, np.ndarray], names: list[str], quantiles: bool = False
+) -> dict[str, dict[str, float]]:
     """Per scalar parameter: mean, sd and their MCSEs, bulk and tail ESS, R-hat (draws: (chain, draw, ...));
     with ``quantiles`` (references) also the 5/50/95 % quantiles ``q5``, ``q50``, ``q95`` and their MCSEs."""
     posterior = from_dict({"posterior": {name: draws[name] for name in names}})
@@ -106,8 +107,7 @@ def tail_khats(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, floa
     return _flat({name: pareto_khat(draws[name]) for name in names})
 
 
-def summarise(result: SampleResult, parameter_names: list[str],
-              superchain_ids: list[int] | None = None) -> RunMetrics:
+def summarise(result: SampleResult, parameter_names: list[str], superchain_ids: list[int] | None = None) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
 
     ``ess_per_s`` = min bulk ESS / ``user_s`` (data handed over to draws in host arrays, compile excluded).
@@ -124,8 +124,9 @@ def summarise(result: SampleResult, parameter_names: list[str],
     nested = None
     if superchain_ids is not None:
         posterior = from_dict({"posterior": {name: result.draws[name] for name in parameter_names}})
-        nested = float(np.max([value for value in _flat(az.rhat_nested(posterior, superchain_ids=superchain_ids).ds)
-                               .values()]))
+        nested = float(
+            np.max([value for value in _flat(az.rhat_nested(posterior, superchain_ids=superchain_ids).ds).values()])
+        )
     ess_bulk = {name: row["ess_bulk"] for name, row in table.items()}
     worst = min(ess_bulk, key=lambda k: (np.isfinite(ess_bulk[k]), ess_bulk[k]))
     min_bulk = float(np.min(list(ess_bulk.values())))

@@ -94,8 +94,9 @@ SPEC = ModelSpec(
 '''
 
 
-def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str,
-                 folder: Path) -> tuple[ModelSpec, list[str]]:
+def lay_out_pair(
+    stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path
+) -> tuple[ModelSpec, list[str]]:
     """The pair as a model folder (models/<id>.py and .json, stan/, jax_models/), its parameters (names and shapes
     on the data) read from the Stan program; the spec, from the registry, and the data keys its data file leaves
     out (``ignored_keys``)."""
@@ -113,17 +114,25 @@ def lay_out_pair(stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: 
     program = static_checks.read_program(provisional.stan_file)
     env = program.environment(data)
     parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
-    (folder / "models" / f"{spec_id}.py").write_text(SPEC_TEMPLATE.format(
-        stan=stan_file, numpyro=numpyro_file, data=data_file, id=spec_id, given=GIVEN,
-        description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
-        parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters)))
+    (folder / "models" / f"{spec_id}.py").write_text(
+        SPEC_TEMPLATE.format(
+            stan=stan_file,
+            numpyro=numpyro_file,
+            data=data_file,
+            id=spec_id,
+            given=GIVEN,
+            description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
+            parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters),
+        )
+    )
     models.add_model_dir(folder)
     spec = models.get(spec_id)
     ignored = ignored_keys(data, program, spec)
     if ignored:
         given = json.loads(data_file.read_text())
         (folder / "models" / f"{spec_id}.json").write_text(
-            json.dumps({key: value for key, value in given.items() if key not in ignored}))
+            json.dumps({key: value for key, value in given.items() if key not in ignored})
+        )
     return spec, ignored
 
 
@@ -149,5 +158,6 @@ def declared_shape(parameter: static_checks.Declaration, env: dict, stan_file: P
     try:
         return tuple(static_checks.text(size) for size in parameter.sizes())
     except static_checks.Unknown as err:
-        raise UsageError(f"{stan_file.name}: parameter '{parameter.name}' has a type `stanjax check` does not "
-                         f"compare: {err}") from None
+        raise UsageError(
+            f"{stan_file.name}: parameter '{parameter.name}' has a type `stanjax check` does not compare: {err}"
+        ) from None

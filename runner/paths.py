@@ -10,8 +10,11 @@ def cache_dir() -> Path:
     """``$STANJAX_CACHE``, else ``<checkout>/.cache`` (ignored by git) in a checkout, else the user's cache folder
     (``$XDG_CACHE_HOME/stanjax``, ``~/.cache/stanjax``) for an installed stanjax, whose own folder may not be
     writable; a UsageError if it cannot be created."""
-    default = (ROOT / ".cache" if (ROOT / "pyproject.toml").is_file()
-               else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stanjax")
+    default = (
+        ROOT / ".cache"
+        if (ROOT / "pyproject.toml").is_file()
+        else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stanjax"
+    )
     path = Path(os.environ.get("STANJAX_CACHE", default))
     try:
         path.mkdir(parents=True, exist_ok=True)

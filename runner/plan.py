@@ -52,6 +52,7 @@ class Request:
 
 LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
 
+
 def _names(values: list[str] | None) -> list[str] | None:
     """Accept both ``--models a b`` and ``--models a,b``."""
     if values is None:
@@ -73,8 +74,10 @@ def plan(args: Request) -> list[Job]:
     if args.suite not in SUITES:
         raise models.UnknownChoice("suite", args.suite, SUITES)
     suite = SUITES[args.suite]
-    settings = {key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in
-                ("chains", "warmup", "draws", "repeats")}
+    settings = {
+        key: getattr(args, key) if getattr(args, key) is not None else suite[key]
+        for key in ("chains", "warmup", "draws", "repeats")
+    }
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
             raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
@@ -96,26 +99,46 @@ def plan(args: Request) -> list[Job]:
     for engine in engines:
         entry(engine)  # unknown engine: one line, exit 2
     device = args.device or suite.get("device", "cpu")
-    placements = {engine: replace(placement(engine, device, args.x64, args.chain_method, settings["chains"]),
-                                  isa=args.isa) for engine in engines}
+    placements = {
+        engine: replace(placement(engine, device, args.x64, args.chain_method, settings["chains"]), isa=args.isa)
+        for engine in engines
+    }
     if settings["chains"] >= MANY_CHAINS and settings["chains"] % SUPERCHAINS:
-        raise UsageError(f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
-                         f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}")
-    front_ends = {engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto")
-                  for engine in engines}
+        raise UsageError(
+            f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
+            f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}"
+        )
+    front_ends = {
+        engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto") for engine in engines
+    }
     # Refused before anything runs: an unknown size, sizes a generator refuses, non-finite data, a Stan program stanc
     # rejects, a pair whose data or parameters disagree (runner.static_checks).
     for spec in specs:
         for size in sizes:
             static_checks.require(spec, spec.data(size, args.seed))
-    configs = [RunConfig(size=size, chains=settings["chains"], warmup=settings["warmup"],
-                         draws=settings["draws"], seed=args.seed) for size in sizes]
+    configs = [
+        RunConfig(
+            size=size, chains=settings["chains"], warmup=settings["warmup"], draws=settings["draws"], seed=args.seed
+        )
+        for size in sizes
+    ]
     entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do
-    return [Job(spec.id, engine, config.for_model(spec), repeat,
-                with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
-                front_ends[engine], entropy, cores)
-            for config in configs for spec in specs for repeat in range(settings["repeats"])
-            for engine in block_order(engines, repeat)]
+    return [
+        Job(
+            spec.id,
+            engine,
+            config.for_model(spec),
+            repeat,
+            with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
+            front_ends[engine],
+            entropy,
+            cores,
+        )
+        for config in configs
+        for spec in specs
+        for repeat in range(settings["repeats"])
+        for engine in block_order(engines, repeat)
+    ]
 
 
 def block_order(engines: list[str], block: int) -> list[str]:
@@ -141,13 +164,22 @@ def check_cores(cores: int | None) -> int:
 def check_threads(threads: int | None, cores: int, chains: int) -> int | None:
     """``--threads-per-chain``: chains x threads must fit the cores; None: the front end's default."""
     if threads is not None and not (threads >= 1 and chains * threads <= cores):
-        raise UsageError(f"--threads-per-chain {threads} with {chains} chains needs {chains * threads} cores; "
-                         f"the runs have {cores} (--cores)")
+        raise UsageError(
+            f"--threads-per-chain {threads} with {chains} chains needs {chains * threads} cores; "
+            f"the runs have {cores} (--cores)"
+        )
     return threads
 
 
-def with_threads(chosen: Placement, engine: str, front_end: str, spec: models.ModelSpec, cores: int,
-                 config: RunConfig, threads: int | None = None) -> Placement:
+def with_threads(
+    chosen: Placement,
+    engine: str,
+    front_end: str,
+    spec: models.ModelSpec,
+    cores: int,
+    config: RunConfig,
+    threads: int | None = None,
+) -> Placement:
     """Stan's threads per chain: ``threads`` if given, else with CmdStan ``cores // chains`` (threads only where
     that is at least 2: otherwise the chains alone fill the cores), with the bundled Stan one (measured here: its
     forked chains ran reduce_sum on one core, so threads only added reduce_sum's overhead). More than one only
@@ -178,13 +210,21 @@ def placement(engine: str, device: str, x64: bool, chain_method: str | None, cha
     chosen = entry(engine).placement(device, x64, chain_method)
     if chosen.device == "gpu":
         check_gpu_visible()
-    if chosen.chain_method == "parallel" and chosen.device == "cpu" and chains > MAX_PARALLEL_CPU_CHAINS \
-            and entry(engine).family == JAX:
-        raise UsageError(f"--chain-method parallel gives each chain its own CPU device: at most "
-                         f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)")
+    if (
+        chosen.chain_method == "parallel"
+        and chosen.device == "cpu"
+        and chains > MAX_PARALLEL_CPU_CHAINS
+        and entry(engine).family == JAX
+    ):
+        raise UsageError(
+            f"--chain-method parallel gives each chain its own CPU device: at most "
+            f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)"
+        )
     if chosen.chain_method == "parallel" and chosen.device == "gpu" and chains > gpu_count():
-        raise UsageError(f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
-                         "GPU(s) visible (use --chain-method vectorized)")
+        raise UsageError(
+            f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
+            "GPU(s) visible (use --chain-method vectorized)"
+        )
     return chosen
 
 
@@ -220,8 +260,10 @@ def gpu_count() -> int:
 
 def check_gpu_visible(asked: str = "--device gpu") -> None:
     if gpu_count() == 0:
-        raise UsageError(f"{asked}: JAX sees no GPU on this machine (install jax[cuda] and check "
-                         "nvidia-smi); refusing to fall back to the CPU")
+        raise UsageError(
+            f"{asked}: JAX sees no GPU on this machine (install jax[cuda] and check "
+            "nvidia-smi); refusing to fall back to the CPU"
+        )
 
 
 def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
@@ -231,8 +273,13 @@ def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
     if not (out / records.RESULTS_FILE).exists():
         return set()
     entries = superseded.load()
-    return records.done([r for r in records.read(out / records.RESULTS_FILE)
-                         if (r.clean or not clean) and not superseded.reason(r, entries)])
+    return records.done(
+        [
+            r
+            for r in records.read(out / records.RESULTS_FILE)
+            if (r.clean or not clean) and not superseded.reason(r, entries)
+        ]
+    )
 
 
 def campaign_to_resume(out: Path) -> str | None:
@@ -246,6 +293,8 @@ def campaign_to_resume(out: Path) -> str | None:
         return None
     newest, here = max(runs, key=lambda r: r.created), records.machine().slug
     if newest.machine != here:
-        raise UsageError(f"--resume: {out} is a campaign of {newest.machine} and this machine is {here}: resume it "
-                         f"on {newest.machine}, or start this machine's own (--out results/{here}/...)")
+        raise UsageError(
+            f"--resume: {out} is a campaign of {newest.machine} and this machine is {here}: resume it "
+            f"on {newest.machine}, or start this machine's own (--out results/{here}/...)"
+        )
     return newest.campaign_id

@@ -43,8 +43,7 @@ MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=16777216:glibc.malloc.trim_thresh
 
 def worker_env() -> dict[str, str]:
     """The environment of every worker process (runs and study measurements)."""
-    return {**os.environ, "PYTHONUNBUFFERED": "1",
-            "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", MALLOC_TUNABLES)}
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", MALLOC_TUNABLES)}
 
 
 def _v1_to_v2(record: dict) -> dict:
@@ -71,8 +70,11 @@ def _v2_to_v3(record: dict) -> dict:
     if record.get("kind") != "run":
         return record
     info = record.get("engine_info") or {}
-    front_end = (_V2_STAN_FRONT_ENDS.get(info.get("stan_interface"), "unknown") if record["engine"] == "stan"
-                 else _V2_JAX_FRONT_ENDS.get(record["engine"], record["engine"]))
+    front_end = (
+        _V2_STAN_FRONT_ENDS.get(info.get("stan_interface"), "unknown")
+        if record["engine"] == "stan"
+        else _V2_JAX_FRONT_ENDS.get(record["engine"], record["engine"])
+    )
     record = {"study": "", "sizes": None, "front_end": front_end, **record}
     if isinstance(record.get("metrics"), dict):
         record["metrics"] = {k: v for k, v in record["metrics"].items() if k != "ess_per_s_cold"}
@@ -110,8 +112,11 @@ def _v4_to_v5(record: dict) -> dict:
     as well as the mean); earlier runs did not record them: empty."""
     if record.get("kind") != "run" or not record.get("metrics"):
         return {**record, "schema_version": 5}
-    return {**record, "schema_version": 5,
-            "metrics": {**record["metrics"], "posterior_sd": {}, "posterior_mcse_sd": {}}}
+    return {
+        **record,
+        "schema_version": 5,
+        "metrics": {**record["metrics"], "posterior_sd": {}, "posterior_mcse_sd": {}},
+    }
 
 
 def _v5_to_v6(record: dict) -> dict:
@@ -119,8 +124,7 @@ def _v5_to_v6(record: dict) -> dict:
     by it, Margossian et al. 2024); every earlier run started each chain apart: no superchains, no nested R-hat."""
     if record.get("kind") != "run" or not record.get("metrics"):
         return {**record, "schema_version": 6}
-    return {**record, "schema_version": 6,
-            "metrics": {**record["metrics"], "superchains": 0, "max_rhat_nested": None}}
+    return {**record, "schema_version": 6, "metrics": {**record["metrics"], "superchains": 0, "max_rhat_nested": None}}
 
 
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
@@ -133,16 +137,29 @@ def migrate(record: dict) -> dict:
     version = record["schema_version"]
     while version != SCHEMA_VERSION:
         if version not in MIGRATIONS:
-            raise RecordsError(f"schema_version {version!r}, this stanjax reads {SCHEMA_VERSION} "
-                               f"(and upgrades {', '.join(map(str, MIGRATIONS))})")
+            raise RecordsError(
+                f"schema_version {version!r}, this stanjax reads {SCHEMA_VERSION} "
+                f"(and upgrades {', '.join(map(str, MIGRATIONS))})"
+            )
         record = MIGRATIONS[version](record)
         version = record["schema_version"]
     return record
 
 
 # Versions recorded in every provenance, and compared between two record sets.
-PACKAGES = ("jax", "jaxlib", "numpyro", "blackjax", "optax", "pystan", "httpstan", "cmdstanpy", "arviz",
-            "arviz-stats", "numpy")
+PACKAGES = (
+    "jax",
+    "jaxlib",
+    "numpyro",
+    "blackjax",
+    "optax",
+    "pystan",
+    "httpstan",
+    "cmdstanpy",
+    "arviz",
+    "arviz-stats",
+    "numpy",
+)
 
 
 class RecordsError(UsageError):
@@ -342,12 +359,31 @@ class RunRecord(msgspec.Struct, kw_only=True):
 
     @property
     def label(self) -> str:
-        return label(self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                     self.engine_info.get("matmul_precision"), self.threads_per_chain, self.isa)
+        return label(
+            self.engine,
+            self.front_end,
+            self.device,
+            self.precision,
+            self.chain_method,
+            self.engine_info.get("matmul_precision"),
+            self.threads_per_chain,
+            self.isa,
+        )
 
     def key(self) -> RunKey:
-        return RunKey(self.model_id, self.engine, self.front_end, self.device, self.precision, self.chain_method,
-                      self.threads_per_chain, self.isa or "native", self.cores or 0, self.config_hash, self.repeat)
+        return RunKey(
+            self.model_id,
+            self.engine,
+            self.front_end,
+            self.device,
+            self.precision,
+            self.chain_method,
+            self.threads_per_chain,
+            self.isa or "native",
+            self.cores or 0,
+            self.config_hash,
+            self.repeat,
+        )
 
     @property
     def clean(self) -> bool:
@@ -362,8 +398,17 @@ class RunRecord(msgspec.Struct, kw_only=True):
         return (self.pairing or self.campaign_id, self.repeat if self.block is None else self.block)
 
     def measurement_key(self) -> MeasurementKey:
-        return MeasurementKey(self.machine, self.study, self.model_id, self.size, sizes_text(self.sizes),
-                              self.config_hash, self.data_hash or "", self.cores or 0, self.label)
+        return MeasurementKey(
+            self.machine,
+            self.study,
+            self.model_id,
+            self.size,
+            sizes_text(self.sizes),
+            self.config_hash,
+            self.data_hash or "",
+            self.cores or 0,
+            self.label,
+        )
 
 
 def independent(runs: list[RunRecord]) -> list[RunRecord]:
@@ -419,10 +464,16 @@ def machine() -> Machine:
     except (ValueError, OSError, AttributeError):
         pass
     gpu = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
-    return Machine(hostname=platform.node(), cpu=cpu, cores=os.cpu_count(),
-                   # The cores this process may run on: fewer than `cores` when runs were pinned (taskset).
-                   cores_usable=len(os.sched_getaffinity(0)), memory_gib=memory_gib,
-                   gpu=gpu.splitlines() if gpu else [], os=platform.platform())
+    return Machine(
+        hostname=platform.node(),
+        cpu=cpu,
+        cores=os.cpu_count(),
+        # The cores this process may run on: fewer than `cores` when runs were pinned (taskset).
+        cores_usable=len(os.sched_getaffinity(0)),
+        memory_gib=memory_gib,
+        gpu=gpu.splitlines() if gpu else [],
+        os=platform.platform(),
+    )
 
 
 @cache
@@ -438,16 +489,26 @@ def provenance() -> Provenance:
     dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     if commit is None and os.environ.get("STANJAX_GIT_COMMIT"):  # a Docker image: no .git, the commit built in
         commit, dirty = os.environ["STANJAX_GIT_COMMIT"], os.environ.get("STANJAX_GIT_DIRTY", "")
-    return Provenance(machine=machine(), versions=versions, git_commit=commit,
-                      git_dirty=bool(dirty) if dirty is not None else None,
-                      command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-                      glibc_tunables=worker_env()["GLIBC_TUNABLES"])
+    return Provenance(
+        machine=machine(),
+        versions=versions,
+        git_commit=commit,
+        git_dirty=bool(dirty) if dirty is not None else None,
+        command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        glibc_tunables=worker_env()["GLIBC_TUNABLES"],
+    )
 
 
 def measurement(study: str, fields: dict) -> dict:
     """A study measurement that is not a sampler run, with the same provenance as a run record."""
-    return {"schema_version": SCHEMA_VERSION, "kind": "measurement", "study": study, "created": now(),
-            "provenance": to_builtins(provenance()), **fields}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "measurement",
+        "study": study,
+        "created": now(),
+        "provenance": to_builtins(provenance()),
+        **fields,
+    }
 
 
 def measurement_machine(measurement: dict) -> Machine:
@@ -530,9 +591,11 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     if skipped:
         problems.append("a torn last line" if skipped == [len(lines)] else f"unreadable line(s) {skipped[:10]}")
     problems += [f"line {number}, not a run record: {why}" for number, why in invalid[:10]]
-    problems += [f"{len(found)} record(s) of schema_version {version} (lines {[n for n, _ in found][:10]}; this "
-                 f"stanjax reads {SCHEMA_VERSION} and upgrades {', '.join(map(str, MIGRATIONS))})"
-                 for version, found in foreign.items()]
+    problems += [
+        f"{len(found)} record(s) of schema_version {version} (lines {[n for n, _ in found][:10]}; this "
+        f"stanjax reads {SCHEMA_VERSION} and upgrades {', '.join(map(str, MIGRATIONS))})"
+        for version, found in foreign.items()
+    ]
     if problems:
         warnings.warn(f"{file}: skipped {'; '.join(problems)}", stacklevel=3)
     return runs, measurements

@@ -57,16 +57,21 @@ def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple
     reference = external or load(model_id, size)
     if not external and (reference is None or reference["header"]["data_hash"] != data_hash):
         # a fixed data set (posteriordb's) is every preset's: a reference made at one preset is every one's
-        reference = next((other for name in models.SIZE_NAMES if (other := load(model_id, name))
-                          and other["header"]["data_hash"] == data_hash), reference)
+        reference = next(
+            (
+                other
+                for name in models.SIZE_NAMES
+                if (other := load(model_id, name)) and other["header"]["data_hash"] == data_hash
+            ),
+            reference,
+        )
     if reference is None:
         return None, "no ground truth or reference for this model and size"
     if reference["header"]["data_hash"] != data_hash:
         return None, "the reference was made for other data (data hash differs)"
     if external:
         return reference, f"{OUTSIDE_TRUTH}: {reference['header']['source']}"
-    return reference, (f"references/{model_id}.{reference['header']['size']}.json "
-                       f"({reference['header']['command']})")
+    return reference, (f"references/{model_id}.{reference['header']['size']}.json ({reference['header']['command']})")
 
 
 class NotConverged(RuntimeError):
@@ -77,8 +82,15 @@ TARGET_MCSE = 0.01  # posterior sds: an ESS of ~10,000 per mean, so a run's comb
 MAX_BATCHES = 8
 
 
-def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str = "stan",
-             target_mcse: float = TARGET_MCSE, max_batches: int = MAX_BATCHES, progress=print) -> dict:
+def generate(
+    spec: ModelSpec,
+    config: RunConfig,
+    command: str,
+    engine_name: str = "stan",
+    target_mcse: float = TARGET_MCSE,
+    max_batches: int = MAX_BATCHES,
+    progress=print,
+) -> dict:
     """Sample ``spec`` in batches of ``config.chains`` chains with ``engine_name`` until every parameter's MCSE of
     the mean and of the sd is at most ``target_mcse`` sds and R-hat <= 1.01; the summary with its header.
     Raises NotConverged when ``max_batches`` do not reach that (nothing written)."""
@@ -106,19 +118,25 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
         table = parameter_table(draws, names, quantiles=True)
         max_rhat = float(np.max([row["rhat"] for row in table.values()]))
         worst_mcse = max(max(row["mcse_mean"], row["mcse_sd"]) / row["sd"] for row in table.values())
-        progress(f"reference: {spec.id} ({config.size}) batch {batch + 1}: {len(batches) * config.chains} chains, "
-                 f"max R-hat {max_rhat:.4f}, max MCSE {worst_mcse:.4f} sd (target {target_mcse})")
+        progress(
+            f"reference: {spec.id} ({config.size}) batch {batch + 1}: {len(batches) * config.chains} chains, "
+            f"max R-hat {max_rhat:.4f}, max MCSE {worst_mcse:.4f} sd (target {target_mcse})"
+        )
         if max_rhat <= RHAT_MAX and worst_mcse <= target_mcse:
             break
         found = diagnose.chain_findings(draws, step_sizes) if not max_rhat <= RHAT_MAX else []
         for finding in found:
             progress(f"reference: {spec.id} ({config.size}): {finding}")
         if any(finding.hopeless for finding in found):  # more batches would not free a stuck chain: stop now
-            raise NotConverged(f"{spec.id} ({config.size}): R-hat {max_rhat:.3f} (limit {RHAT_MAX}) after batch "
-                               f"{batch + 1}: {'; '.join(map(str, found))}. {diagnose.ADVICE} No reference written.")
+            raise NotConverged(
+                f"{spec.id} ({config.size}): R-hat {max_rhat:.3f} (limit {RHAT_MAX}) after batch "
+                f"{batch + 1}: {'; '.join(map(str, found))}. {diagnose.ADVICE} No reference written."
+            )
     else:
-        raise NotConverged(f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
-                           f"(limit {RHAT_MAX}), max MCSE {worst_mcse:.4f} sd (target {target_mcse}): no reference")
+        raise NotConverged(
+            f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
+            f"(limit {RHAT_MAX}), max MCSE {worst_mcse:.4f} sd (target {target_mcse}): no reference"
+        )
     provenance = records.provenance()
     header = {
         "generated_file": "Made by the command below; do not edit, rerun it instead.",
@@ -129,8 +147,8 @@ def generate(spec: ModelSpec, config: RunConfig, command: str, engine_name: str 
         "data_seed": config.data_seed(),
         "data_hash": models.data_hash(data),
         "how": f"{len(batches)} batch(es) of {config.chains} {engine_name} chains ({config.warmup} warmup, "
-               f"{config.draws} draws each, sampler seeds below), pooled, until every parameter's MCSE of mean "
-               f"and sd <= {target_mcse} posterior sd and R-hat <= {RHAT_MAX}",
+        f"{config.draws} draws each, sampler seeds below), pooled, until every parameter's MCSE of mean "
+        f"and sd <= {target_mcse} posterior sd and R-hat <= {RHAT_MAX}",
         "engine_name": engine_name,
         "sampler_seeds": seeds,
         "sampler_seed": seeds[0],
@@ -163,8 +181,11 @@ def write(reference: dict, folder: Path = REFERENCES_DIR) -> Path:
 def element_names(shapes: dict[str, tuple | None]) -> list[str]:
     """Stan's names of the parameters' elements ("beta[2]", "Sigma[1,2]"), as the runs' records and posteriordb
     name them."""
-    return [name if not shape else f"{name}[{','.join(str(i + 1) for i in index)}]"
-            for name, shape in shapes.items() for index in np.ndindex(*(shape or ()))]
+    return [
+        name if not shape else f"{name}[{','.join(str(i + 1) for i in index)}]"
+        for name, shape in shapes.items()
+        for index in np.ndindex(*(shape or ()))
+    ]
 
 
 def read_posteriordb_json(path: Path):
@@ -191,8 +212,9 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     except (OSError, ValueError, UnicodeDecodeError) as err:
         raise UsageError(f"{path} is not posteriordb reference draws: {err}") from None
     if not (isinstance(chains, list) and chains and all(isinstance(chain, dict) for chain in chains)):
-        raise UsageError(f"{path} is not posteriordb reference draws: expected a list of chains, each "
-                         "{parameter: draws}")
+        raise UsageError(
+            f"{path} is not posteriordb reference draws: expected a list of chains, each {{parameter: draws}}"
+        )
     held = [name for name in names if all(name in chain for chain in chains)]
     if not held:
         raise UsageError(f"{path} has no draws of {', '.join(names)} (it has {', '.join(chains[0]) or 'none'})")
@@ -201,7 +223,12 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     except ValueError as err:  # chains of different lengths, or draws that are not numbers
         raise UsageError(f"{path}: the draws do not form chains of numbers of one length: {err}") from None
     table = parameter_table(draws, held)
-    return {"source": f"posteriordb reference draws {path}", "chains": len(chains), "draws": draws[held[0]].shape[1],
-            "without": [name for name in names if name not in held],
-            "parameters": {name: {key: table[name][key] for key in ("mean", "mcse_mean", "sd", "mcse_sd")}
-                           for name in held}}
+    return {
+        "source": f"posteriordb reference draws {path}",
+        "chains": len(chains),
+        "draws": draws[held[0]].shape[1],
+        "without": [name for name in names if name not in held],
+        "parameters": {
+            name: {key: table[name][key] for key in ("mean", "mcse_mean", "sd", "mcse_sd")} for name in held
+        },
+    }

@@ -45,8 +45,9 @@ def rwmh_jax(key, initial, n_steps: int, step_size: float, logdensity=mixture_lo
     return draws, accepted.mean()
 
 
-def rwmh_numpy(seed: int, initial: np.ndarray, n_steps: int, step_size: float,
-               logdensity=mixture_logdensity_numpy) -> tuple[np.ndarray, float]:
+def rwmh_numpy(
+    seed: int, initial: np.ndarray, n_steps: int, step_size: float, logdensity=mixture_logdensity_numpy
+) -> tuple[np.ndarray, float]:
     """The NumPy baseline: the same algorithm, chains vectorised, a Python loop over steps."""
     rng = np.random.default_rng(seed)
     position, log_p = initial.copy(), logdensity(initial)

@@ -54,8 +54,14 @@ def start_distributed(processes: int, process_id: int, coordinator: str) -> None
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=processes, process_id=process_id)
 
 
-def launch(module: str, args: list[str], processes: int, devices_per_process: int, env: dict | None = None,
-           timeout_s: float = 600) -> list:
+def launch(
+    module: str,
+    args: list[str],
+    processes: int,
+    devices_per_process: int,
+    env: dict | None = None,
+    timeout_s: float = 600,
+) -> list:
     """Run ``python -m module args`` as ``processes`` JAX processes on this host (each with
     ``devices_per_process`` CPU devices; process 0 coordinates on a free local port) and return each one's last
     output line, parsed as JSON. The path the multi-process test and ``stanjax study devices --processes`` take;
@@ -63,11 +69,34 @@ def launch(module: str, args: list[str], processes: int, devices_per_process: in
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, **(env or {}), "JAX_PLATFORMS": "cpu",
-           "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices_per_process}"}
-    procs = [subprocess.Popen([sys.executable, "-m", module, *args, "--processes", str(processes), "--process-id",
-                               str(i), "--coordinator", f"127.0.0.1:{port}"], cwd=models.ROOT, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(processes)]
+    env = {
+        **os.environ,
+        **(env or {}),
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices_per_process}",
+    }
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                module,
+                *args,
+                "--processes",
+                str(processes),
+                "--process-id",
+                str(i),
+                "--coordinator",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=models.ROOT,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(processes)
+    ]
     outputs = []
     try:
         for i, proc in enumerate(procs):
@@ -133,9 +162,15 @@ def compare(spec: models.ModelSpec, sizes: dict, n_points: int = 3) -> dict:
         for a, b in zip(map(local, jax.tree.leaves(g1)), map(local, jax.tree.leaves(g8))):
             worst_gradient = max(worst_gradient, float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(a)))))
     hlo = energy.lower(z0, sharded).compile().as_text()
-    return {"model_id": spec.id, "sizes": sizes, "devices": len(jax.devices()), "processes": jax.process_count(),
-            "partitioned": "all-reduce" in hlo,
-            "max_relative_value_error": worst_value, "max_relative_gradient_error": worst_gradient}
+    return {
+        "model_id": spec.id,
+        "sizes": sizes,
+        "devices": len(jax.devices()),
+        "processes": jax.process_count(),
+        "partitioned": "all-reduce" in hlo,
+        "max_relative_value_error": worst_value,
+        "max_relative_gradient_error": worst_gradient,
+    }
 
 
 def short_nuts(spec: models.ModelSpec, sizes: dict, warmup: int = 100, draws: int = 100) -> dict:
@@ -157,17 +192,21 @@ def short_nuts(spec: models.ModelSpec, sizes: dict, warmup: int = 100, draws: in
         key_warmup, key_sample = jax.random.split(key)
         (state, parameters), _ = blackjax.window_adaptation(blackjax.nuts, logdensity).run(key_warmup, z, warmup)
         kernel = blackjax.nuts(logdensity, **parameters)
-        _, positions = jax.lax.scan(lambda s, k: (kernel.step(k, s)[0],) * 2, state,
-                                    jax.random.split(key_sample, draws))
+        _, positions = jax.lax.scan(
+            lambda s, k: (kernel.step(k, s)[0],) * 2, state, jax.random.split(key_sample, draws)
+        )
         return positions.position
 
     compiled = jax.jit(run).lower(jax.random.PRNGKey(1), init.z, arrays).compile()
     start = time.perf_counter()
     positions = jax.block_until_ready(compiled(jax.random.PRNGKey(1), init.z, arrays))
-    return {"model_id": spec.id, "seconds": time.perf_counter() - start,
-            "draws": int(len(jax.tree.leaves(positions)[0])),
-            "finite": bool(all(np.all(np.isfinite(local(v))) for v in jax.tree.leaves(positions))),
-            "partitioned": "all-reduce" in compiled.as_text()}
+    return {
+        "model_id": spec.id,
+        "seconds": time.perf_counter() - start,
+        "draws": int(len(jax.tree.leaves(positions)[0])),
+        "finite": bool(all(np.all(np.isfinite(local(v))) for v in jax.tree.leaves(positions))),
+        "partitioned": "all-reduce" in compiled.as_text(),
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -189,8 +228,10 @@ def main(argv: list[str]) -> int:
         start_distributed(args.processes, args.process_id, args.coordinator)
     numpyro.enable_x64()
     sharded = [spec for spec in models.registry().values() if spec.shard_rows]
-    report = {"comparisons": [compare(spec, spec.shard_sizes["tiny"]) for spec in sharded],
-              "nuts": [short_nuts(sharded[0], sharded[0].shard_sizes["tiny"], args.warmup, args.draws)]}
+    report = {
+        "comparisons": [compare(spec, spec.shard_sizes["tiny"]) for spec in sharded],
+        "nuts": [short_nuts(sharded[0], sharded[0].shard_sizes["tiny"], args.warmup, args.draws)],
+    }
     print(json.dumps(report))
     return 0
 

@@ -20,22 +20,27 @@ def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path) -> list[str]
         sampler = np.float64(numpyro["ess_per_1000_gradients"]) / stan["ess_per_1000_gradients"]
     if np.isfinite(gradient) and np.isfinite(sampler) and gradient > 0 and sampler > 0:
         larger = "the cost of a gradient" if abs(np.log(gradient)) >= abs(np.log(sampler)) else "the sampler"
-        advice.append(f"the median rates' NumPyro / Stan {gradient * sampler:.3g} = {gradient:.3g} from the cost of a "
-                      f"gradient (Stan {figure(stan['ms_per_gradient'])} ms, NumPyro "
-                      f"{figure(numpyro['ms_per_gradient'])} ms) x {sampler:.3g} from the sampler (ESS per 1000 "
-                      f"gradients: Stan "
-                      f"{figure(stan['ess_per_1000_gradients'])}, NumPyro {figure(numpyro['ess_per_1000_gradients'])})"
-                      f": {larger} makes most of the difference")
-    advice += [f"{shown_as}, line {line}: a loop of sampling statements, one element at a time; where its "
-               "terms vectorise, one vectorised statement (y ~ normal(mu, sigma) over whole vectors) is faster"
-               for line in sampling_loops(stan_file.read_text())]
+        advice.append(
+            f"the median rates' NumPyro / Stan {gradient * sampler:.3g} = {gradient:.3g} from the cost of a "
+            f"gradient (Stan {figure(stan['ms_per_gradient'])} ms, NumPyro "
+            f"{figure(numpyro['ms_per_gradient'])} ms) x {sampler:.3g} from the sampler (ESS per 1000 "
+            f"gradients: Stan "
+            f"{figure(stan['ess_per_1000_gradients'])}, NumPyro {figure(numpyro['ess_per_1000_gradients'])})"
+            f": {larger} makes most of the difference"
+        )
+    advice += [
+        f"{shown_as}, line {line}: a loop of sampling statements, one element at a time; where its "
+        "terms vectorise, one vectorised statement (y ~ normal(mu, sigma) over whole vectors) is faster"
+        for line in sampling_loops(stan_file.read_text())
+    ]
     return advice
 
 
 def sampling_loops(program: str) -> list[int]:
     """Lines of the model block's outermost ``for`` loops whose body holds a ``~`` or ``target +=`` statement."""
-    text = re.sub(r"//[^\n]*|#[^\n]*", "", re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), program,
-                                                  flags=re.S))
+    text = re.sub(
+        r"//[^\n]*|#[^\n]*", "", re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), program, flags=re.S)
+    )
     model = re.search(r"\bmodel\s*\{", text)
     if not model:
         return []
@@ -51,7 +56,7 @@ def sampling_loops(program: str) -> list[int]:
             depth, position = depth - 1, loop.end()
             continue
         body_end = _statement_end(text, _closing(text, loop.end() - 1))
-        if re.search(r"~|target\s*\+=", text[loop.start():body_end]):
+        if re.search(r"~|target\s*\+=", text[loop.start() : body_end]):
             lines.append(text.count("\n", 0, loop.start()) + 1)
         position = body_end
     return lines

@@ -79,8 +79,15 @@ class Unknown(Exception):
 _OPERATORS = {"Plus": "+", "Minus": "-", "Times": "*", "Divide": "/", "IntDivide": "%/%", "Modulo": "%"}
 _ARITHMETIC = {"Plus": operator.add, "Minus": operator.sub, "Times": operator.mul, "Divide": operator.truediv}
 # Functions of data a size or bound may use, evaluated here on the data's arrays.
-_FUNCTIONS = {"size": lambda v: np.shape(v)[0], "num_elements": np.size, "rows": lambda v: np.shape(v)[0],
-              "cols": lambda v: np.shape(v)[1], "max": np.max, "min": np.min, "sum": np.sum}
+_FUNCTIONS = {
+    "size": lambda v: np.shape(v)[0],
+    "num_elements": np.size,
+    "rows": lambda v: np.shape(v)[0],
+    "cols": lambda v: np.shape(v)[1],
+    "max": np.max,
+    "min": np.min,
+    "sum": np.sum,
+}
 
 
 def evaluate(node: list, env: dict):
@@ -134,10 +141,19 @@ def text(node: list) -> str:
 
 
 # Stan's constrained types: stanc's transformation -> the type's name (its unconstraining transform).
-_NAMED_TYPES = {"Simplex": "simplex", "Ordered": "ordered", "PositiveOrdered": "positive_ordered",
-                "UnitVector": "unit_vector", "SumToZero": "sum_to_zero", "CholeskyCorr": "cholesky_factor_corr",
-                "CholeskyCov": "cholesky_factor_cov", "Correlation": "corr_matrix", "Covariance": "cov_matrix",
-                "StochasticColumn": "column_stochastic_matrix", "StochasticRow": "row_stochastic_matrix"}
+_NAMED_TYPES = {
+    "Simplex": "simplex",
+    "Ordered": "ordered",
+    "PositiveOrdered": "positive_ordered",
+    "UnitVector": "unit_vector",
+    "SumToZero": "sum_to_zero",
+    "CholeskyCorr": "cholesky_factor_corr",
+    "CholeskyCov": "cholesky_factor_cov",
+    "Correlation": "corr_matrix",
+    "Covariance": "cov_matrix",
+    "StochasticColumn": "column_stochastic_matrix",
+    "StochasticRow": "row_stochastic_matrix",
+}
 # Constraints whose unconstraining transform Stan and NumPyro share (exp and logistic maps for bounds, the same
 # cumulative-exp map for ordered vectors); every other is not known to agree, so gradients cannot be compared.
 SAME_TRANSFORM = ("real", "lower", "upper", "interval", "ordered")
@@ -195,16 +211,33 @@ class Declaration:
             dims.append(text(t[2]))
             t = t[1]
         base = t if isinstance(t, str) else t[0]
-        name = {"SInt": "int", "SReal": "real", "SVector": "vector", "SRowVector": "row_vector",
-                "SMatrix": "matrix"}.get(base, base)
+        name = {
+            "SInt": "int",
+            "SReal": "real",
+            "SVector": "vector",
+            "SRowVector": "row_vector",
+            "SMatrix": "matrix",
+        }.get(base, base)
         transformation, bounds = self.transformation, ""
         if isinstance(transformation, str) and transformation in _NAMED_TYPES:
             name = _NAMED_TYPES[transformation]
         elif isinstance(transformation, list):
-            labels = {"Lower": ["lower"], "Upper": ["upper"], "LowerUpper": ["lower", "upper"], "Offset": ["offset"],
-                      "Multiplier": ["multiplier"], "OffsetMultiplier": ["offset", "multiplier"]}
-            bounds = "<" + ", ".join(f"{label}={text(node)}" for label, node in
-                                     zip(labels.get(transformation[0], []), transformation[1:])) + ">"
+            labels = {
+                "Lower": ["lower"],
+                "Upper": ["upper"],
+                "LowerUpper": ["lower", "upper"],
+                "Offset": ["offset"],
+                "Multiplier": ["multiplier"],
+                "OffsetMultiplier": ["offset", "multiplier"],
+            }
+            bounds = (
+                "<"
+                + ", ".join(
+                    f"{label}={text(node)}"
+                    for label, node in zip(labels.get(transformation[0], []), transformation[1:])
+                )
+                + ">"
+            )
         sizes = f"[{', '.join(text(size) for size in t[2:])}]" if isinstance(t, list) else ""
         inner = f"{name}{bounds}{sizes}"
         return f"array[{', '.join(dims)}] {inner}" if dims else inner
@@ -239,8 +272,9 @@ def _stanc_ast(stan_file: Path) -> list:
     """stanc's syntax tree of a program (the stanc httpstan bundles; the program has passed stanc already)."""
     with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as stanc:
         # --o: stanc would write the C++ beside the program otherwise
-        done = subprocess.run([str(stanc), "--debug-ast", f"--o={os.devnull}", str(stan_file)], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [str(stanc), "--debug-ast", f"--o={os.devnull}", str(stan_file)], capture_output=True, text=True, timeout=60
+        )
     if done.returncode != 0:
         raise UsageError(f"{stan_file.name}: stanc failed: {' '.join(done.stderr.split())}")
     return _sexp(done.stdout)
@@ -261,8 +295,16 @@ def _declarations(statements: list) -> list[tuple[Declaration, Any]]:
         record = statement[1:]
         for variable in _field(record, "variables")[0]:
             initial = _field(variable, "initial_value")[0]
-            found.append((Declaration(_name(_field(variable, "identifier")[0]), _field(record, "decl_type")[0],
-                                      _field(record, "transformation")[0]), initial[0] if initial else None))
+            found.append(
+                (
+                    Declaration(
+                        _name(_field(variable, "identifier")[0]),
+                        _field(record, "decl_type")[0],
+                        _field(record, "transformation")[0],
+                    ),
+                    initial[0] if initial else None,
+                )
+            )
     return found
 
 
@@ -281,12 +323,17 @@ def read_program(stan_file: Path) -> StanProgram:
     reassigned = _assigned(transformed)
     return StanProgram(
         data=[declaration for declaration, _ in _declarations(_block(ast, "datablock"))],
-        transformed_data={d.name: initial for d, initial in _declarations(transformed)
-                          if initial is not None and d.name not in reassigned},
-        parameters=[declaration for declaration, _ in _declarations(_block(ast, "parametersblock"))])
+        transformed_data={
+            d.name: initial
+            for d, initial in _declarations(transformed)
+            if initial is not None and d.name not in reassigned
+        },
+        parameters=[declaration for declaration, _ in _declarations(_block(ast, "parametersblock"))],
+    )
 
 
 # --- the NumPyro side ----------------------------------------------------------------------------------------------
+
 
 def _numpyro_constraint(support) -> tuple:
     """A NumPyro support in the terms of :meth:`Declaration.constraint` (its repr where Stan has no such type)."""
@@ -294,18 +341,23 @@ def _numpyro_constraint(support) -> tuple:
 
     while isinstance(support, c.independent):
         support = support.base_constraint
-    kinds = [(type(c.softplus_positive), lambda s: ("lower", s.lower_bound, "softplus")),
-             (type(c.greater_than(0.0)), lambda s: ("lower", s.lower_bound)),
-             (type(c.greater_than_eq(0.0)), lambda s: ("lower", s.lower_bound)),
-             (type(c.less_than(0.0)), lambda s: ("upper", s.upper_bound)),
-             (type(c.interval(0.0, 1.0)), lambda s: ("interval", s.lower_bound, s.upper_bound)),
-             (type(c.real), lambda s: ("real",)), (type(c.ordered_vector), lambda s: ("ordered",)),
-             (type(c.positive_ordered_vector), lambda s: ("positive_ordered",)),
-             (type(c.simplex), lambda s: ("simplex",)), (type(c.sphere), lambda s: ("unit_vector",)),
-             (type(c.zero_sum(1)), lambda s: ("sum_to_zero",)),
-             (type(c.corr_cholesky), lambda s: ("cholesky_factor_corr",)),
-             (type(c.lower_cholesky), lambda s: ("cholesky_factor_cov",)),
-             (type(c.corr_matrix), lambda s: ("corr_matrix",)), (type(c.positive_definite), lambda s: ("cov_matrix",))]
+    kinds = [
+        (type(c.softplus_positive), lambda s: ("lower", s.lower_bound, "softplus")),
+        (type(c.greater_than(0.0)), lambda s: ("lower", s.lower_bound)),
+        (type(c.greater_than_eq(0.0)), lambda s: ("lower", s.lower_bound)),
+        (type(c.less_than(0.0)), lambda s: ("upper", s.upper_bound)),
+        (type(c.interval(0.0, 1.0)), lambda s: ("interval", s.lower_bound, s.upper_bound)),
+        (type(c.real), lambda s: ("real",)),
+        (type(c.ordered_vector), lambda s: ("ordered",)),
+        (type(c.positive_ordered_vector), lambda s: ("positive_ordered",)),
+        (type(c.simplex), lambda s: ("simplex",)),
+        (type(c.sphere), lambda s: ("unit_vector",)),
+        (type(c.zero_sum(1)), lambda s: ("sum_to_zero",)),
+        (type(c.corr_cholesky), lambda s: ("cholesky_factor_corr",)),
+        (type(c.lower_cholesky), lambda s: ("cholesky_factor_cov",)),
+        (type(c.corr_matrix), lambda s: ("corr_matrix",)),
+        (type(c.positive_definite), lambda s: ("cov_matrix",)),
+    ]
     return next((kind(support) for cls, kind in kinds if isinstance(support, cls)), (repr(support),))
 
 
@@ -330,8 +382,11 @@ def _number(value) -> str:
 def _same_constraint(stan: tuple, numpyro: tuple) -> bool:
     if stan[0] != numpyro[0]:
         return False
-    return all(a is None or b is None or np.allclose(np.asarray(a, float), np.asarray(b, float))
-               for a, b in zip(stan[1:], numpyro[1:]) if not isinstance(a, str) and not isinstance(b, str))
+    return all(
+        a is None or b is None or np.allclose(np.asarray(a, float), np.asarray(b, float))
+        for a, b in zip(stan[1:], numpyro[1:])
+        if not isinstance(a, str) and not isinstance(b, str)
+    )
 
 
 def _jax_on_the_cpu() -> None:
@@ -351,6 +406,7 @@ def shape_text(name: str, shape: tuple | None) -> str:
 
 
 # --- the checks ----------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Findings:
@@ -399,12 +455,15 @@ def _numpyro_model(spec: ModelSpec, findings: Findings):
     try:
         return jax_models.load(spec.model_name)
     except AttributeError:
-        findings.problems.append(f"{spec.jax_file.name} defines no function named '{spec.model_name}' (the "
-                                 "NumPyro model is the function named as its file)")
+        findings.problems.append(
+            f"{spec.jax_file.name} defines no function named '{spec.model_name}' (the "
+            "NumPyro model is the function named as its file)"
+        )
     except Exception as err:  # a user's module: whatever it raises, one line
         message = err.msg if isinstance(err, SyntaxError) else first_line(err)  # str() names the copied file
-        findings.problems.append(f"{spec.jax_file.name} does not import: {type(err).__name__}: {message}"
-                                 f"{where(err, spec.jax_file)}")
+        findings.problems.append(
+            f"{spec.jax_file.name} does not import: {type(err).__name__}: {message}{where(err, spec.jax_file)}"
+        )
     return None
 
 
@@ -426,28 +485,40 @@ def _check_data(program: StanProgram, data: dict, model, stan_name: str, finding
     """Data keys against the data block and the NumPyro signature; each entry's type, shape and bounds."""
     parameters = inspect.signature(model).parameters
     any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    takes = {name for name, p in parameters.items()
-             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    takes = {
+        name
+        for name, p in parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
     declared = {d.name: d for d in program.data}
     function = f"{model.__name__}()" if hasattr(model, "__name__") else "the NumPyro model"
     for d in program.data:
         if d.name not in data:
             also = f", and {function} takes it" if d.name in takes else ""
-            findings.problems.append(f"data has no '{d.name}': {stan_name}'s data block declares "
-                                     f"{d.text()} {d.name}{also}")
+            findings.problems.append(
+                f"data has no '{d.name}': {stan_name}'s data block declares {d.text()} {d.name}{also}"
+            )
         elif d.name not in takes and not any_keyword:
-            findings.problems.append(f"{function} takes no argument '{d.name}', which the data and {stan_name}'s "
-                                     f"data block have (its arguments: {', '.join(takes) or 'none'})")
+            findings.problems.append(
+                f"{function} takes no argument '{d.name}', which the data and {stan_name}'s "
+                f"data block have (its arguments: {', '.join(takes) or 'none'})"
+            )
     for key in data:
         if key not in declared:
             by = f"{function} takes it" if key in takes else f"nor does {function} take it"
-            findings.problems.append(f"data key '{key}' is not in {stan_name}'s data block "
-                                     f"({', '.join(declared) or 'empty'}); {by}")
+            findings.problems.append(
+                f"data key '{key}' is not in {stan_name}'s data block ({', '.join(declared) or 'empty'}); {by}"
+            )
     for name, p in parameters.items():
-        if p.default is inspect.Parameter.empty and name not in data and name not in declared and \
-                p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
-            findings.problems.append(f"{function} needs argument '{name}', which neither the data nor "
-                                     f"{stan_name}'s data block has")
+        if (
+            p.default is inspect.Parameter.empty
+            and name not in data
+            and name not in declared
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ):
+            findings.problems.append(
+                f"{function} needs argument '{name}', which neither the data nor {stan_name}'s data block has"
+            )
     env = dict(data)
     for d in program.data:
         if d.name in data:
@@ -459,8 +530,9 @@ def _check_data(program: StanProgram, data: dict, model, stan_name: str, finding
 def _data_entry_problem(d: Declaration, value: np.ndarray, env: dict, stan_name: str) -> str | None:
     declared = f"{stan_name}'s {d.text()} {d.name}"
     numeric = np.issubdtype(value.dtype, np.number) or value.dtype == bool
-    if not numeric or (d.is_int() and value.size and not np.issubdtype(value.dtype, np.integer)
-                       and value.dtype != bool):
+    if not numeric or (
+        d.is_int() and value.size and not np.issubdtype(value.dtype, np.integer) and value.dtype != bool
+    ):
         return f"data '{d.name}' holds {value.dtype} values, which do not fit {declared}"
     expected = d.shape(env)
     if expected is not None and value.shape != expected and not (value.size == 0 and 0 in expected):
@@ -492,16 +564,19 @@ def _latent_sites(model, data: dict, findings: Findings, jax_file: Path) -> dict
         for name, site in handlers.trace(started).get_trace(**data).items():
             if site["type"] == "sample" and not site["is_observed"]:
                 constraint = _numpyro_constraint(site["fn"].support)
-                sites[name] = (tuple(site["value"].shape),
-                               tuple(None if isinstance(b, jax.core.Tracer) else b for b in constraint))
+                sites[name] = (
+                    tuple(site["value"].shape),
+                    tuple(None if isinstance(b, jax.core.Tracer) else b for b in constraint),
+                )
                 if any(isinstance(b, jax.core.Tracer) for b in constraint):  # data are constants: another site's
                     findings.dependent_supports.append(name)
 
     try:
         jax.eval_shape(trace)
     except Exception as err:  # a user's model: whatever it raises on the data, one line
-        findings.problems.append(f"the NumPyro model fails on the data: {type(err).__name__}: {first_line(err)}"
-                                 f"{where(err, jax_file)}")
+        findings.problems.append(
+            f"the NumPyro model fails on the data: {type(err).__name__}: {first_line(err)}{where(err, jax_file)}"
+        )
         return None
     return sites
 
@@ -520,7 +595,8 @@ def _check_parameters(program: StanProgram, env: dict, sites: dict, stan_name: s
             site_only.remove(partner)
             findings.problems.append(
                 f"NumPyro site '{partner}' is not a Stan parameter and Stan parameter '{p.name}' ({p.text()}) has "
-                f"no NumPyro site: name them alike {sides}")
+                f"no NumPyro site: name them alike {sides}"
+            )
         else:
             findings.problems.append(f"Stan parameter '{p.name}' ({p.text()}) has no NumPyro sample site {sides}")
     for name in site_only:
@@ -531,33 +607,44 @@ def _check_parameters(program: StanProgram, env: dict, sites: dict, stan_name: s
         shape, numpyro = sites[p.name]
         stan_shape = p.shape(env)
         if stan_shape is not None and stan_shape != shape:
-            findings.problems.append(f"'{p.name}': Stan declares {p.text()}, shape {stan_shape}; the NumPyro site "
-                                     f"has shape {shape}")
+            findings.problems.append(
+                f"'{p.name}': Stan declares {p.text()}, shape {stan_shape}; the NumPyro site has shape {shape}"
+            )
             continue
         stan = p.constraint(env)
         if not _same_constraint(stan, numpyro):
-            findings.problems.append(f"'{p.name}': Stan declares {p.text()} ({_constraint_text(stan)}), the NumPyro "
-                                     f"site's support is {_constraint_text(numpyro)}: not the same posterior")
+            findings.problems.append(
+                f"'{p.name}': Stan declares {p.text()} ({_constraint_text(stan)}), the NumPyro "
+                f"site's support is {_constraint_text(numpyro)}: not the same posterior"
+            )
         elif stan[0] not in SAME_TRANSFORM or "affine" in stan or "softplus" in numpyro:
-            findings.notes.append(f"'{p.name}' ({p.text()}): Stan and NumPyro map it to the unconstrained space "
-                                  "differently, so the density check compares log densities, not gradients")
+            findings.notes.append(
+                f"'{p.name}' ({p.text()}): Stan and NumPyro map it to the unconstrained space "
+                "differently, so the density check compares log densities, not gradients"
+            )
 
 
 def _check_spec(spec: ModelSpec, program: StanProgram, env: dict, stan_name: str, findings: Findings) -> None:
     """A spec's parameters are the program's, in declaration order, with the same shapes."""
     declared, ours = [p.name for p in program.parameters], [p.name for p in spec.parameters]
     if declared != ours:
-        findings.problems.append(f"SPEC.parameters ({', '.join(ours)}) differ from {stan_name}'s parameters in "
-                                 f"declaration order ({', '.join(declared)})")
+        findings.problems.append(
+            f"SPEC.parameters ({', '.join(ours)}) differ from {stan_name}'s parameters in "
+            f"declaration order ({', '.join(declared)})"
+        )
         return
     for ours_p, stan_p in zip(spec.parameters, program.parameters):
         try:
             shape = ours_p.resolve_shape(env)
         except (KeyError, ValueError):
-            findings.problems.append(f"'{ours_p.name}': its shape {ours_p.shape} cannot be computed from the data "
-                                     "(sizes are data entries and integers with + - * %/%)")
+            findings.problems.append(
+                f"'{ours_p.name}': its shape {ours_p.shape} cannot be computed from the data "
+                "(sizes are data entries and integers with + - * %/%)"
+            )
             continue
         stan_shape = stan_p.shape(env)
         if stan_shape is not None and shape != stan_shape:
-            findings.problems.append(f"SPEC.parameters: '{ours_p.name}' has shape {shape}, {stan_name} declares "
-                                     f"{stan_p.text()}: shape {stan_shape}")
+            findings.problems.append(
+                f"SPEC.parameters: '{ours_p.name}' has shape {shape}, {stan_name} declares "
+                f"{stan_p.text()}: shape {stan_shape}"
+            )

@@ -72,13 +72,22 @@ def chains_jobs(study: Study, scale: str, engines, placement, max_n: int | None)
     """Every (model, chain count, engine), chains vectorised, at the small preset (tiny at the tiny scale)."""
     warmup, draws = ITERATIONS[scale]
     size = "tiny" if scale == "tiny" else "small"
-    return [Job(spec.id, engine, RunConfig(size=size, chains=chains, warmup=warmup, draws=draws).for_model(spec), 0,
-                *placement(engine, "vectorized", chains))
-            for spec in study.models() for chains in study.grids[scale] for engine in engines if engine != RWMH]
+    return [
+        Job(
+            spec.id,
+            engine,
+            RunConfig(size=size, chains=chains, warmup=warmup, draws=draws).for_model(spec),
+            0,
+            *placement(engine, "vectorized", chains),
+        )
+        for spec in study.models()
+        for chains in study.grids[scale]
+        for engine in engines
+        if engine != RWMH
+    ]
 
 
-def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float,
-                      **_):
+def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float, **_):
     """Random-walk Metropolis per chain count, in JAX (on ``device``) and in NumPy; those in ``done`` skipped."""
     if RWMH not in engines:
         return
@@ -89,19 +98,33 @@ def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done:
                 env = {"JAX_PLATFORMS": "cuda" if device == "gpu" and backend == "jax" else "cpu"}
                 row = measure(["rwmh", scale, str(chains), backend], env, timeout_s)
                 records.append(out, records.measurement(study.name, {"measure": "rwmh", **row}))
-                print(f"rwmh {backend} {chains} chains: {row['draws_per_s']:.3g} draws/s, "
-                      f"{row['ess_per_s']:.3g} ESS/s")
+                print(f"rwmh {backend} {chains} chains: {row['draws_per_s']:.3g} draws/s, {row['ess_per_s']:.3g} ESS/s")
 
 
-def devices_measurements(study: Study, scale: str, device: str, engines, out, done, timeout_s: float,
-                         simulate_devices: int | None = None, processes: int = 1):
+def devices_measurements(
+    study: Study,
+    scale: str,
+    device: str,
+    engines,
+    out,
+    done,
+    timeout_s: float,
+    simulate_devices: int | None = None,
+    processes: int = 1,
+):
     """ms per sharded gradient on 1, 2, 4, ... devices; with ``processes`` > 1, as that many JAX processes on this
     host, the simulated devices split among them (process 0's measurements are recorded)."""
     if processes > 1:
         from stanjax.runner import sharding
 
-        rows = sharding.launch("stanjax.runner.studies", ["devices", scale], processes, (simulate_devices or processes)
-                               // processes, records.worker_env(), timeout_s)[0]
+        rows = sharding.launch(
+            "stanjax.runner.studies",
+            ["devices", scale],
+            processes,
+            (simulate_devices or processes) // processes,
+            records.worker_env(),
+            timeout_s,
+        )[0]
     else:
         env = {"JAX_PLATFORMS": "cuda" if device == "gpu" else "cpu"}
         if simulate_devices:
@@ -112,21 +135,41 @@ def devices_measurements(study: Study, scale: str, device: str, engines, out, do
         print(f"{row['model_id']} on {row['devices']} device(s): {row['ms_per_gradient']:.3f} ms per gradient")
 
 
-STUDIES = {study.name: study for study in (
-    Study("data-size", axis="N", grids={"tiny": [300, 1_200], "cpu": [1_000, 3_000, 10_000, 30_000],
-                                        "gpu": [1_000, 10_000, 100_000, 1_000_000]},
-          engines={"cpu": ("stan", "numpyro"), "gpu": ("stan", "numpyro", "blackjax_nuts")},
-          measures="ESS/s and ms per gradient of Stan and JAX as N grows: where does JAX overtake Stan?",
-          jobs=data_size_jobs),
-    Study("chains", axis="chains", grids={"tiny": [4, 16], "cpu": [4, 16, 64, 256], "gpu": [4, 64, 1_024, 16_384]},
-          engines={device: ("numpyro", "blackjax_chees", RWMH) for device in ("cpu", "gpu")},
-          measures="draws/s and ESS/s of vectorised NUTS and ChEES, and of random-walk Metropolis in JAX and NumPy, "
-                   "as the chains grow", jobs=chains_jobs, measure=rwmh_measurements),
-    Study("devices", axis="devices", grids={scale: [1, 2, 4, 8, 16, 32] for scale in SCALES},
-          engines={"cpu": (), "gpu": ()},
-          measures="ms per log density + gradient with the data rows sharded over 1, 2, 4, ... devices",
-          measure=devices_measurements),
-)}
+STUDIES = {
+    study.name: study
+    for study in (
+        Study(
+            "data-size",
+            axis="N",
+            grids={
+                "tiny": [300, 1_200],
+                "cpu": [1_000, 3_000, 10_000, 30_000],
+                "gpu": [1_000, 10_000, 100_000, 1_000_000],
+            },
+            engines={"cpu": ("stan", "numpyro"), "gpu": ("stan", "numpyro", "blackjax_nuts")},
+            measures="ESS/s and ms per gradient of Stan and JAX as N grows: where does JAX overtake Stan?",
+            jobs=data_size_jobs,
+        ),
+        Study(
+            "chains",
+            axis="chains",
+            grids={"tiny": [4, 16], "cpu": [4, 16, 64, 256], "gpu": [4, 64, 1_024, 16_384]},
+            engines={device: ("numpyro", "blackjax_chees", RWMH) for device in ("cpu", "gpu")},
+            measures="draws/s and ESS/s of vectorised NUTS and ChEES, and of random-walk Metropolis in JAX and NumPy, "
+            "as the chains grow",
+            jobs=chains_jobs,
+            measure=rwmh_measurements,
+        ),
+        Study(
+            "devices",
+            axis="devices",
+            grids={scale: [1, 2, 4, 8, 16, 32] for scale in SCALES},
+            engines={"cpu": (), "gpu": ()},
+            measures="ms per log density + gradient with the data rows sharded over 1, 2, 4, ... devices",
+            measure=devices_measurements,
+        ),
+    )
+}
 
 
 def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> dict:
@@ -144,8 +187,11 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
 
         jax.config.update("jax_enable_x64", True)
         device = "cpu" if jax.default_backend() == "cpu" else "gpu"
-        run = jax.jit(rwmh.rwmh_jax, static_argnums=(2, 3)).lower(
-            jax.random.PRNGKey(seed), initial, steps, RWMH_STEP_SIZE).compile()
+        run = (
+            jax.jit(rwmh.rwmh_jax, static_argnums=(2, 3))
+            .lower(jax.random.PRNGKey(seed), initial, steps, RWMH_STEP_SIZE)
+            .compile()
+        )
         start = time.perf_counter()
         draws, acceptance = jax.block_until_ready(run(jax.random.PRNGKey(seed), initial))
         wall = time.perf_counter() - start
@@ -153,11 +199,19 @@ def rwmh_measurement(scale: str, chains: int, backend: str, seed: int = 0) -> di
         start = time.perf_counter()
         draws, acceptance = rwmh.rwmh_numpy(seed, initial, steps, RWMH_STEP_SIZE)
         wall = time.perf_counter() - start
-    kept = np.asarray(draws)[steps // 2:].T  # (chains, draws): the first half is burn-in
+    kept = np.asarray(draws)[steps // 2 :].T  # (chains, draws): the first half is burn-in
     ess = float(az.ess(xr.Dataset({"x": (("chain", "draw"), kept)}), method="bulk")["x"])
-    return {"backend": backend, "device": device, "chains": chains, "steps": steps, "wall_s": wall,
-            "draws_per_s": chains * steps / wall, "ess_bulk": ess, "ess_per_s": ess / wall,
-            "acceptance": float(acceptance)}
+    return {
+        "backend": backend,
+        "device": device,
+        "chains": chains,
+        "steps": steps,
+        "wall_s": wall,
+        "draws_per_s": chains * steps / wall,
+        "ess_bulk": ess,
+        "ess_per_s": ess / wall,
+        "acceptance": float(acceptance),
+    }
 
 
 def devices_measurement(scale: str) -> list[dict]:
@@ -178,16 +232,23 @@ def devices_measurement(scale: str) -> list[dict]:
         data = spec.generate(1, **sizes)
         energy, z = sharding.potential_and_gradient(spec, data)
         for n in counts:
-            devices = [d for mine in by_process for d in mine[:n // processes]]
+            devices = [d for mine in by_process for d in mine[: n // processes]]
             _, arrays = sharding.split_static(sharding.shard_rows(data, spec, devices))
             jax.block_until_ready(energy(z, arrays))
             start = time.perf_counter()
             for _ in range(GRADIENT_REPEATS[scale]):
                 out = energy(z, arrays)
             jax.block_until_ready(out)
-            rows.append({"model_id": spec.id, "sizes": sizes, "devices": n, "processes": processes,
-                         "backend": jax.default_backend(),
-                         "ms_per_gradient": (time.perf_counter() - start) / GRADIENT_REPEATS[scale] * 1e3})
+            rows.append(
+                {
+                    "model_id": spec.id,
+                    "sizes": sizes,
+                    "devices": n,
+                    "processes": processes,
+                    "backend": jax.default_backend(),
+                    "ms_per_gradient": (time.perf_counter() - start) / GRADIENT_REPEATS[scale] * 1e3,
+                }
+            )
     return rows
 
 
@@ -206,16 +267,23 @@ def main(argv: list[str]) -> int:
             from stanjax.runner import sharding
 
             options = dict(zip(argv[2::2], argv[3::2]))
-            sharding.start_distributed(int(options["--processes"]), int(options["--process-id"]),
-                                       options["--coordinator"])
+            sharding.start_distributed(
+                int(options["--processes"]), int(options["--process-id"]), options["--coordinator"]
+            )
         print(json.dumps(devices_measurement(argv[1])))
     return 0
 
 
 def measure(args: list[str], env: dict | None = None, timeout_s: float = 3600) -> dict | list:
     """Run one measurement in a child process; its JSON result."""
-    done = subprocess.run([sys.executable, "-m", "stanjax.runner.studies", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout_s, env={**records.worker_env(), **(env or {})})
+    done = subprocess.run(
+        [sys.executable, "-m", "stanjax.runner.studies", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**records.worker_env(), **(env or {})},
+    )
     if done.returncode != 0:
         raise RuntimeError(f"study measurement {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

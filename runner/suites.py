@@ -2,25 +2,64 @@
 
 from stanjax.runner.engines import CPU_PAIR, ENGINE_NAMES
 
-QUICK_MODELS = ["eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression",
-                "tennis_synth-bradley_terry_hierarchical"]
+QUICK_MODELS = [
+    "eight_schools-eight_schools_noncentered",
+    "covtype_synth-logistic_regression",
+    "tennis_synth-bradley_terry_hierarchical",
+]
 
 SUITES = {
     # The README's `make report`: the first three models at their small size, Stan and NumPyro on CPU,
     # 5 paired blocks (the fewest that give a ratio its 90 % interval); a few minutes on 2 cores.
-    "quick": {"models": QUICK_MODELS, "engines": CPU_PAIR, "sizes": ["small"],
-              "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
+    "quick": {
+        "models": QUICK_MODELS,
+        "engines": CPU_PAIR,
+        "sizes": ["small"],
+        "chains": 4,
+        "warmup": 1000,
+        "draws": 1000,
+        "repeats": 5,
+    },
     # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 5 paired blocks.
-    "full": {"models": "all", "engines": CPU_PAIR, "sizes": ["default"],
-             "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
+    "full": {
+        "models": "all",
+        "engines": CPU_PAIR,
+        "sizes": ["default"],
+        "chains": 4,
+        "warmup": 1000,
+        "draws": 1000,
+        "repeats": 5,
+    },
     # `stanjax nightly`: the quick suite with 5 repeats, enough for a Mann–Whitney test to reach p < 0.05.
-    "nightly": {"models": QUICK_MODELS, "engines": CPU_PAIR, "sizes": ["small"],
-                "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 5},
+    "nightly": {
+        "models": QUICK_MODELS,
+        "engines": CPU_PAIR,
+        "sizes": ["small"],
+        "chains": 4,
+        "warmup": 1000,
+        "draws": 1000,
+        "repeats": 5,
+    },
     # Smoke test used by the test suite: tiny data, one repeat, enough draws for R-hat <= 1.01 most of the time.
-    "tiny": {"models": "all", "engines": CPU_PAIR, "sizes": ["tiny"],
-             "chains": 4, "warmup": 500, "draws": 1000, "repeats": 1},
+    "tiny": {
+        "models": "all",
+        "engines": CPU_PAIR,
+        "sizes": ["tiny"],
+        "chains": 4,
+        "warmup": 500,
+        "draws": 1000,
+        "repeats": 1,
+    },
     # On a GPU box: Stan on all its CPU cores against every JAX engine on the GPU (float32), default and large
     # sizes, one repeat each to fit a lent GPU's time.
-    "gpu": {"models": "all", "engines": ENGINE_NAMES, "sizes": ["default", "large"], "device": "gpu",
-            "chains": 4, "warmup": 1000, "draws": 1000, "repeats": 1},
+    "gpu": {
+        "models": "all",
+        "engines": ENGINE_NAMES,
+        "sizes": ["default", "large"],
+        "device": "gpu",
+        "chains": 4,
+        "warmup": 1000,
+        "draws": 1000,
+        "repeats": 1,
+    },
 }

@@ -24,15 +24,22 @@ PATH = ROOT / "results" / "SUPERSEDED"
 
 # A rule: what it selects, in words (the report says it) and as a test.
 RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
-    "isa-unrecorded-stan": ("every Stan run whose record names no instruction set",
-                            lambda r: r.engine == "stan" and r.isa == ""),
-    "irt-2pl-noncentred": ("every IRT-2PL run of the programs with non-centred difficulties (its record names b_raw)",
-                           lambda r: r.model_id == "irt_synth-irt_2pl_hierarchical"
-                           and any(name.startswith("b_raw") for name in r.metrics.posterior_mean)),
-    "movielens-free-biases": ("every matrix factorisation run whose user biases' posterior means do not sum to zero "
-                              "(the programs before the biases were declared to)",
-                              lambda r: r.model_id == "movielens_synth-matrix_factorization"
-                              and not biases_sum_to_zero(r)),
+    "isa-unrecorded-stan": (
+        "every Stan run whose record names no instruction set",
+        lambda r: r.engine == "stan" and r.isa == "",
+    ),
+    "irt-2pl-noncentred": (
+        "every IRT-2PL run of the programs with non-centred difficulties (its record names b_raw)",
+        lambda r: (
+            r.model_id == "irt_synth-irt_2pl_hierarchical"
+            and any(name.startswith("b_raw") for name in r.metrics.posterior_mean)
+        ),
+    ),
+    "movielens-free-biases": (
+        "every matrix factorisation run whose user biases' posterior means do not sum to zero "
+        "(the programs before the biases were declared to)",
+        lambda r: r.model_id == "movielens_synth-matrix_factorization" and not biases_sum_to_zero(r),
+    ),
 }
 
 
@@ -40,6 +47,8 @@ def biases_sum_to_zero(record: RunRecord) -> bool:
     """A sum-to-zero vector's draws sum to zero to rounding, and so do their means; free biases' never do."""
     means = [v for name, v in record.metrics.posterior_mean.items() if name.startswith("b_user[")]
     return bool(means) and abs(sum(means)) < 1e-6
+
+
 KEYS = {"why", "fixed_by", "campaigns", "engines", "models", "commits", "rule"}
 
 
@@ -57,10 +66,12 @@ class Entry:
     def covers(self, record: RunRecord) -> bool:
         if self.rule:
             return RULES[self.rule][1](record)
-        return (record.campaign_id in self.campaigns and (not self.engines or record.engine in self.engines)
-                and (not self.models or record.model_id in self.models)
-                and (not self.commits or any((record.provenance.git_commit or "").startswith(c)
-                                             for c in self.commits)))
+        return (
+            record.campaign_id in self.campaigns
+            and (not self.engines or record.engine in self.engines)
+            and (not self.models or record.model_id in self.models)
+            and (not self.commits or any((record.provenance.git_commit or "").startswith(c) for c in self.commits))
+        )
 
 
 def strings(value, what: str) -> list[str]:
@@ -95,7 +106,7 @@ def entry(table, results: Path) -> Entry:
         if not isinstance(table.get(key), str) or not table[key].strip():
             raise ValueError(f"needs {key} (a non-empty string)")
     if ("rule" in table) == ("campaigns" in table):
-        raise ValueError("needs exactly one selector: campaigns = [...] or rule = \"...\"")
+        raise ValueError('needs exactly one selector: campaigns = [...] or rule = "..."')
     if "rule" in table:
         if table["rule"] not in RULES:
             raise ValueError(f"unknown rule {table['rule']!r} (known: {', '.join(RULES)})")
@@ -110,9 +121,18 @@ def entry(table, results: Path) -> Entry:
         raise ValueError("commits must be commit hashes (7 or more lower-case hex digits)")
     selector = f"campaigns {', '.join(names)}" + "".join(
         f"; {what} {', '.join(values)}"
-        for what, values in (("engines", engines), ("models", model_ids), ("made at commits", commits)) if values)
-    return Entry(table["why"], table["fixed_by"], selector, campaigns=campaign_ids(names, results),
-                 engines=frozenset(engines), models=frozenset(model_ids), commits=frozenset(commits))
+        for what, values in (("engines", engines), ("models", model_ids), ("made at commits", commits))
+        if values
+    )
+    return Entry(
+        table["why"],
+        table["fixed_by"],
+        selector,
+        campaigns=campaign_ids(names, results),
+        engines=frozenset(engines),
+        models=frozenset(model_ids),
+        commits=frozenset(commits),
+    )
 
 
 @cache

@@ -49,8 +49,14 @@ KHAT_SD_MAX = 0.25  # an sd is checked only where the draws' Pareto k-hat says t
 SD_NOT_CHECKABLE_SHOWN = 10  # the gate names the heaviest-tailed of the exempt parameters, and counts them all
 
 
-def _worst(metrics_value: dict[str, float], metrics_se: dict[str, float], reference: dict, value: str,
-           se: str, skip=frozenset()) -> tuple[str | None, float]:
+def _worst(
+    metrics_value: dict[str, float],
+    metrics_se: dict[str, float],
+    reference: dict,
+    value: str,
+    se: str,
+    skip=frozenset(),
+) -> tuple[str | None, float]:
     """The parameter farthest from the reference in combined MCSEs, and that distance (NaN counts as farthest),
     over the reference's parameters less ``skip``."""
     worst_name, worst_z = None, 0.0
@@ -69,6 +75,7 @@ def with_sd_errors(reference: dict, metrics: RunMetrics) -> dict:
     mcse_mean), which carries the posterior's tails: normal theory (se_mean / sqrt 2) understates the sd's error of
     a heavy-tailed quantity. Where the tails leave even that undefined (an infinite fourth moment), the sd is not
     checked at all (:func:`sd_not_checkable`)."""
+
     def filled(name: str, ref: dict) -> dict:
         if ref["mcse_sd"] is not None:
             return ref
@@ -81,8 +88,11 @@ def sd_not_checkable(metrics: RunMetrics, reference: dict) -> dict[str, float]:
     """The reference's parameters whose sd the run cannot check, with their k-hats, heaviest tail first: the run's
     Pareto k-hat at least :data:`KHAT_SD_MAX` (an infinite fourth moment; see the module docstring). Records made
     before k-hats were kept have none, and every sd is checked as it was."""
-    heavy = {name: khat for name, khat in metrics.posterior_khat.items()
-             if name in reference["parameters"] and khat >= KHAT_SD_MAX}  # NaN: not exempt
+    heavy = {
+        name: khat
+        for name, khat in metrics.posterior_khat.items()
+        if name in reference["parameters"] and khat >= KHAT_SD_MAX
+    }  # NaN: not exempt
     return dict(sorted(heavy.items(), key=lambda item: -item[1]))
 
 
@@ -98,16 +108,30 @@ def reference_gate(metrics: RunMetrics, reference: dict | None, why: str) -> dic
     sd_checked = bool(metrics.posterior_sd) and all("mcse_sd" in ref for ref in reference["parameters"].values())
     if sd_checked:
         heavy = sd_not_checkable(metrics, reference)
-        worst_sd_name, worst_sd_z = _worst(metrics.posterior_sd, metrics.posterior_mcse_sd,
-                                           with_sd_errors(reference, metrics), "sd", "mcse_sd", skip=heavy)
-        gate |= {"max_z_sd": worst_sd_z, "worst_parameter_sd": worst_sd_name, "sd_khat_limit": KHAT_SD_MAX,
-                 "sd_not_checkable": dict(list(heavy.items())[:SD_NOT_CHECKABLE_SHOWN]),
-                 "sd_not_checkable_count": len(heavy)}
+        worst_sd_name, worst_sd_z = _worst(
+            metrics.posterior_sd,
+            metrics.posterior_mcse_sd,
+            with_sd_errors(reference, metrics),
+            "sd",
+            "mcse_sd",
+            skip=heavy,
+        )
+        gate |= {
+            "max_z_sd": worst_sd_z,
+            "worst_parameter_sd": worst_sd_name,
+            "sd_khat_limit": KHAT_SD_MAX,
+            "sd_not_checkable": dict(list(heavy.items())[:SD_NOT_CHECKABLE_SHOWN]),
+            "sd_not_checkable_count": len(heavy),
+        }
         if heavy:
-            gate["sd_not_checkable_why"] = (f"Pareto k-hat >= {KHAT_SD_MAX}: an infinite fourth moment, so the sd's "
-                                            "MCSE is not defined; the mean is still checked")
-    return gate | {"sd_checked": sd_checked,
-                   "passed": worst_z <= K_REFERENCE and (not sd_checked or gate["max_z_sd"] <= K_REFERENCE)}
+            gate["sd_not_checkable_why"] = (
+                f"Pareto k-hat >= {KHAT_SD_MAX}: an infinite fourth moment, so the sd's "
+                "MCSE is not defined; the mean is still checked"
+            )
+    return gate | {
+        "sd_checked": sd_checked,
+        "passed": worst_z <= K_REFERENCE and (not sd_checked or gate["max_z_sd"] <= K_REFERENCE),
+    }
 
 
 def rhat_gate(metrics: RunMetrics, chains: int) -> dict:
@@ -115,11 +139,21 @@ def rhat_gate(metrics: RunMetrics, chains: int) -> dict:
     chains k*m .. (k+1)*m - 1)."""
     if metrics.superchains:
         value = metrics.max_rhat_nested if metrics.max_rhat_nested is not None else math.nan
-        return {"statistic": "nested R-hat", "max_rhat_nested": value, "max_rhat": metrics.max_rhat,
-                "superchains": metrics.superchains, "chains_per_superchain": chains // metrics.superchains,
-                "limit": RHAT_MAX, "passed": value <= RHAT_MAX}
-    return {"statistic": "rank-normalised split R-hat", "max_rhat": metrics.max_rhat, "limit": RHAT_MAX,
-            "passed": metrics.max_rhat <= RHAT_MAX}
+        return {
+            "statistic": "nested R-hat",
+            "max_rhat_nested": value,
+            "max_rhat": metrics.max_rhat,
+            "superchains": metrics.superchains,
+            "chains_per_superchain": chains // metrics.superchains,
+            "limit": RHAT_MAX,
+            "passed": value <= RHAT_MAX,
+        }
+    return {
+        "statistic": "rank-normalised split R-hat",
+        "max_rhat": metrics.max_rhat,
+        "limit": RHAT_MAX,
+        "passed": metrics.max_rhat <= RHAT_MAX,
+    }
 
 
 def evaluate(metrics: RunMetrics, chains: int, draws: int, reference: dict | None, why: str) -> dict:
@@ -127,19 +161,30 @@ def evaluate(metrics: RunMetrics, chains: int, draws: int, reference: dict | Non
     of ``chains`` chains of ``draws`` draws. A NaN or inf diagnostic fails its gate (every comparison with NaN is
     false)."""
     ess_limit = ESS_PER_CHAIN * (metrics.superchains or chains)
-    non_finite = [name for name, mean in metrics.posterior_mean.items()
-                  if not (math.isfinite(mean) and math.isfinite(metrics.posterior_mcse[name]))]
+    non_finite = [
+        name
+        for name, mean in metrics.posterior_mean.items()
+        if not (math.isfinite(mean) and math.isfinite(metrics.posterior_mcse[name]))
+    ]
     n_draws = chains * draws
     details = {
         "completed": {"passed": True},
         "rhat": rhat_gate(metrics, chains),
-        "ess": {"min_ess_bulk": metrics.min_ess_bulk, "min_ess_tail": metrics.min_ess_tail,
-                "per_chain": ESS_PER_CHAIN, "limit": ess_limit,
-                "passed": all(math.isfinite(ess) and ess >= ess_limit
-                              for ess in (metrics.min_ess_bulk, metrics.min_ess_tail))},
+        "ess": {
+            "min_ess_bulk": metrics.min_ess_bulk,
+            "min_ess_tail": metrics.min_ess_tail,
+            "per_chain": ESS_PER_CHAIN,
+            "limit": ess_limit,
+            "passed": all(
+                math.isfinite(ess) and ess >= ess_limit for ess in (metrics.min_ess_bulk, metrics.min_ess_tail)
+            ),
+        },
         "finite": {"non_finite": non_finite[:10], "passed": not non_finite},
-        "divergences": {"share": metrics.divergences / n_draws, "limit": DIVERGENCE_MAX_SHARE,
-                        "passed": metrics.divergences <= DIVERGENCE_MAX_SHARE * n_draws},
+        "divergences": {
+            "share": metrics.divergences / n_draws,
+            "limit": DIVERGENCE_MAX_SHARE,
+            "passed": metrics.divergences <= DIVERGENCE_MAX_SHARE * n_draws,
+        },
         "reference": reference_gate(metrics, reference, why),
     }
     failed = [name for name, gate in details.items() if gate.get("checked", True) and not gate["passed"]]

@@ -49,7 +49,7 @@ def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
     before any engine starts: XLA's and TBB's thread pools size themselves from this mask, and Stan's chains
     inherit it. Returns the CPUs it runs on, for the record (``core_ids``)."""
     if cores:
-        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[first_core:first_core + cores])
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[first_core : first_core + cores])
     return sorted(os.sched_getaffinity(0))
 
 
@@ -73,8 +73,11 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
     if draws_file:
-        np.savez(draws_file, **{f"posterior/{name}": draws for name, draws in result.draws.items()},
-                 **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog})
+        np.savez(
+            draws_file,
+            **{f"posterior/{name}": draws for name, draws in result.draws.items()},
+            **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog},
+        )
     timings = result.timings
     # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
     superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
@@ -83,8 +86,7 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
     gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)
     if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
-        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.summarised},
-                                        result.stats.step_size)
+        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.summarised}, result.stats.step_size)
         gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
     return {
         "data_hash": data_hash,
@@ -114,6 +116,7 @@ def die_with_the_campaign(job_dir: Path) -> None:
     kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the worker removes its job
     folder and kills its own process group (itself, Stan's chains, CmdStan). A campaign already gone before this
     is set up (``STANJAX_CAMPAIGN_PID`` is no longer the parent) ends the worker at once."""
+
     def stop(signum, frame):
         shutil.rmtree(job_dir, ignore_errors=True)
         os.killpg(os.getpgrp(), signal.SIGKILL)

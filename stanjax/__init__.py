@@ -134,13 +134,35 @@ class Run:
         return from_dict({"posterior": self.draws, "sample_stats": self.sample_stats})
 
 
-def _request(posterior: Posterior | str, engines: list[str], size: str, chains: int, warmup: int, draws: int,
-             repeats: int, seed: int, device: str, stan: str, timeout: float):
+def _request(
+    posterior: Posterior | str,
+    engines: list[str],
+    size: str,
+    chains: int,
+    warmup: int,
+    draws: int,
+    repeats: int,
+    seed: int,
+    device: str,
+    stan: str,
+    timeout: float,
+):
     from stanjax.runner.plan import Request
 
     model_id = posterior.id if isinstance(posterior, Posterior) else posterior
-    return Request(models=[model_id], engines=engines, size=size, chains=chains, warmup=warmup, draws=draws,
-                   repeats=repeats, seed=seed, device=device, stan=stan, timeout=timeout)
+    return Request(
+        models=[model_id],
+        engines=engines,
+        size=size,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        repeats=repeats,
+        seed=seed,
+        device=device,
+        stan=stan,
+        timeout=timeout,
+    )
 
 
 def _campaign_out(out: str | Path) -> Path:
@@ -154,9 +176,19 @@ def _campaign_out(out: str | Path) -> Path:
     return out
 
 
-def sample(posterior: Posterior | str, engine: str = "numpyro", size: str = "default", chains: int = 4,
-           warmup: int = 1000, draws: int = 1000, seed: int = 1, device: str = "cpu", stan: str = "auto",
-           out: str | Path = "out/results", timeout: float = 3600.0) -> Run:
+def sample(
+    posterior: Posterior | str,
+    engine: str = "numpyro",
+    size: str = "default",
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 1,
+    device: str = "cpu",
+    stan: str = "auto",
+    out: str | Path = "out/results",
+    timeout: float = 3600.0,
+) -> Run:
     """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees) in a worker
     process, as ``stanjax run`` does; its record is appended to ``out``/results.jsonl. A failed run raises
     RuntimeError with the worker's last lines (its record is kept)."""
@@ -199,10 +231,21 @@ class Comparison:
         return self.ratio is None or self.ratio.blocks < MIN_BLOCKS
 
 
-def compare(posterior: Posterior | str, engines: tuple[str, str] | list[str] = ("stan", "numpyro"),
-            blocks: int = 5, size: str = "default", chains: int = 4, warmup: int = 1000, draws: int = 1000,
-            seed: int = 1, device: str = "cpu", stan: str = "auto", out: str | Path = "out/results",
-            timeout: float = 3600.0, reruns: int = 2) -> Comparison:
+def compare(
+    posterior: Posterior | str,
+    engines: tuple[str, str] | list[str] = ("stan", "numpyro"),
+    blocks: int = 5,
+    size: str = "default",
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int = 1,
+    device: str = "cpu",
+    stan: str = "auto",
+    out: str | Path = "out/results",
+    timeout: float = 3600.0,
+    reruns: int = 2,
+) -> Comparison:
     """Run ``blocks`` paired blocks of the two engines on ``posterior`` (back to back, their order alternating) as
     ``stanjax run --repeats`` does, append the records to ``out``, and take the ratio as the report does. A run
     measured on a loaded machine is run again (``reruns``) and its loaded record never enters the ratio."""
@@ -231,10 +274,14 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
     from stanjax.runner.check import CheckRequest
     from stanjax.runner.check import check as run_check
 
-    paths = {key: Path(value) for key, value in options.items() if key in ("reference", "out", "model_dir")
-             and value is not None}
-    request = CheckRequest([str(t) for t in target], data=Path(data) if data is not None else None,
-                           **{**options, **paths})
+    paths = {
+        key: Path(value)
+        for key, value in options.items()
+        if key in ("reference", "out", "model_dir") and value is not None
+    }
+    request = CheckRequest(
+        [str(t) for t in target], data=Path(data) if data is not None else None, **{**options, **paths}
+    )
     return run_check(request)
 
 

@@ -35,9 +35,19 @@ os.environ.setdefault("STANJAX_RERUNS", "0")
 
 # Longest first (about 12, 5.5, 3.5, 3.5, 3, 3, 1.5 and 1.5 minutes, then about 1 each, beside another worker on a
 # loaded 2-core machine); the other files keep their order after these.
-LONGEST_FIRST = ["test_end_to_end.py", "test_studies.py", "test_jax_engines.py", "test_density.py",
-                 "test_sharding.py", "test_faults.py", "test_nightly.py", "test_stan_bundled.py", "test_check.py",
-                 "test_cli.py", "test_report.py"]
+LONGEST_FIRST = [
+    "test_end_to_end.py",
+    "test_studies.py",
+    "test_jax_engines.py",
+    "test_density.py",
+    "test_sharding.py",
+    "test_faults.py",
+    "test_nightly.py",
+    "test_stan_bundled.py",
+    "test_check.py",
+    "test_cli.py",
+    "test_report.py",
+]
 
 
 @pytest.hookimpl(tryfirst=True)

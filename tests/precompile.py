@@ -50,8 +50,10 @@ def programs() -> dict[str, tuple[Path, str]]:
     specs = models.registry().values()
     found = {spec.id: (spec.stan_file, "native") for spec in specs}
     found |= {f"{spec.id} (threaded)": (spec.stan_threaded_file, "native") for spec in specs if spec.stan_threaded_file}
-    found |= {f"example {path.parent.parent.name}/{path.name}": (path, "native")
-              for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))}
+    found |= {
+        f"example {path.parent.parent.name}/{path.name}": (path, "native")
+        for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))
+    }
     found[f"{EIGHT_SCHOOLS} (x86-64-v2)"] = (models.get(EIGHT_SCHOOLS).stan_file, "x86-64-v2")
     return found
 
@@ -62,8 +64,10 @@ def all_cached() -> bool:
     import httpstan.models
 
     names = set(httpstan.cache.list_model_names())
-    return all(httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa)) in names
-               for path, program_isa in programs().values())
+    return all(
+        httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa)) in names
+        for path, program_isa in programs().values()
+    )
 
 
 def header_command(header: Path) -> list[str]:
@@ -77,9 +81,19 @@ def header_command(header: Path) -> list[str]:
     compiler = new_compiler()
     customize_compiler(compiler)
     includes = [f"-I{Path(httpstan.__file__).parent / 'include'}", f"-I{get_python_inc()}"]
-    return [*compiler.compiler_so_cxx, NO_DEBUG_INFO, isa.stan_flags("native"), *MACRO_ARGS, *includes,
-            *HTTPSTAN_ARGS,
-            "-x", "c++-header", str(header), "-o", f"{header}.gch"]
+    return [
+        *compiler.compiler_so_cxx,
+        NO_DEBUG_INFO,
+        isa.stan_flags("native"),
+        *MACRO_ARGS,
+        *includes,
+        *HTTPSTAN_ARGS,
+        "-x",
+        "c++-header",
+        str(header),
+        "-o",
+        f"{header}.gch",
+    ]
 
 
 def precompiled_header() -> Path | None:
@@ -99,8 +113,11 @@ def precompiled_header() -> Path | None:
     done = subprocess.run(header_command(header), capture_output=True, text=True)
     if done.returncode != 0:
         shutil.rmtree(PCH_ROOT, ignore_errors=True)
-        print(f"precompiled header: failed (exit {done.returncode}), programs compile without it:\n"
-              f"{done.stderr[-2000:]}", file=sys.stderr, flush=True)
+        print(
+            f"precompiled header: failed (exit {done.returncode}), programs compile without it:\n{done.stderr[-2000:]}",
+            file=sys.stderr,
+            flush=True,
+        )
         return None
     print(f"precompiled header: built in {time.perf_counter() - start:.0f} s", flush=True)
     return header
@@ -125,8 +142,10 @@ def build(label: str) -> int:
     except RuntimeError as err:
         print(f"--- message:\n{err}\n{label}: failed")
         return 1
-    messages = {"stanc_warnings": httpstan.cache.load_stanc_warnings(handle["model_name"]),
-                "compiler_output": httpstan.cache.load_services_extension_module_compiler_output(handle["model_name"])}
+    messages = {
+        "stanc_warnings": httpstan.cache.load_stanc_warnings(handle["model_name"]),
+        "compiler_output": httpstan.cache.load_services_extension_module_compiler_output(handle["model_name"]),
+    }
     for key, text in messages.items():
         if text:
             print(f"--- {key}:\n{text.rstrip()}")
@@ -160,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""
     outcome = "ready" if code == 0 else "NOT ALL compiled"
-    print(f"precompile: {len(tasks)} Stan programs {outcome} in {time.perf_counter() - start:.0f} s, {args.jobs} at "
-          f"once{where}", flush=True)
+    print(
+        f"precompile: {len(tasks)} Stan programs {outcome} in {time.perf_counter() - start:.0f} s, {args.jobs} at "
+        f"once{where}",
+        flush=True,
+    )
     return code
 
 

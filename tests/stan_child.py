@@ -44,17 +44,27 @@ class ChildResult:
     output: str = ""  # the child's stdout and stderr
 
 
-def sample(model_id: str, data: dict, config: RunConfig, seed: int, with_pystan: bool = False,
-           timeout_s: float = 600) -> ChildResult:
+def sample(
+    model_id: str, data: dict, config: RunConfig, seed: int, with_pystan: bool = False, timeout_s: float = 600
+) -> ChildResult:
     """Compile (cached) and sample ``model_id`` with the bundled Stan engine in a child process; with
     ``with_pystan``, also pystan's ``stan.build(...).sample(...)`` with the same seed and settings."""
     with tempfile.TemporaryDirectory(prefix="stanjax-stan-child-") as folder:
         request, result = Path(folder) / "request.pkl", Path(folder) / "result.pkl"
-        request.write_bytes(pickle.dumps({"model_id": model_id, "data": data, "config": config, "seed": seed,
-                                          "with_pystan": with_pystan}))
-        done = subprocess.run([WORKER_PYTHON, "-m", "tests.stan_child", str(request), str(result)], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                              timeout=timeout_s)
+        request.write_bytes(
+            pickle.dumps(
+                {"model_id": model_id, "data": data, "config": config, "seed": seed, "with_pystan": with_pystan}
+            )
+        )
+        done = subprocess.run(
+            [WORKER_PYTHON, "-m", "tests.stan_child", str(request), str(result)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+        )
         if done.returncode != 0 or not result.exists():
             raise AssertionError(f"the Stan child process failed (exit {done.returncode}):\n{done.stdout[-6000:]}")
         found = pickle.loads(result.read_bytes())
@@ -80,12 +90,22 @@ def _child(request_path: Path, result_path: Path) -> None:
 
         # the same module (its program text, with the build's comment, finds it in httpstan's cache)
         posterior = stan.build(handle["program_code"], data=data, random_seed=seed)
-        stan_fit = posterior.sample(num_chains=config.chains, num_warmup=config.warmup, num_samples=config.draws,
-                                    delta=config.target_accept, max_depth=config.max_treedepth)
-        names = [*stan_fit.param_names, *(name for name in stan_fit.sample_and_sampler_param_names
-                                          if name.endswith("__"))]
-        fit = PystanFit(tuple(stan_fit.param_names), [list(d) for d in stan_fit.dims],
-                        {name: np.asarray(stan_fit[name]) for name in names})
+        stan_fit = posterior.sample(
+            num_chains=config.chains,
+            num_warmup=config.warmup,
+            num_samples=config.draws,
+            delta=config.target_accept,
+            max_depth=config.max_treedepth,
+        )
+        names = [
+            *stan_fit.param_names,
+            *(name for name in stan_fit.sample_and_sampler_param_names if name.endswith("__")),
+        ]
+        fit = PystanFit(
+            tuple(stan_fit.param_names),
+            [list(d) for d in stan_fit.dims],
+            {name: np.asarray(stan_fit[name]) for name in names},
+        )
     result = ChildResult(ours, error, fit, "jaxlib" in sys.modules)
     result_path.write_bytes(pickle.dumps(result))
 

@@ -10,14 +10,23 @@ from stanjax.runner.campaign import LOADED_CORES, load_sample, machine_load
 
 
 def test_load_is_the_other_processes_busy_cores_and_flags_a_loaded_machine():
-    quiet = machine_load({"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
-                         {"busy_s": 110.2, "ours_s": 20.0, "load_average": 1.0}, wall_s=10.0)
+    quiet = machine_load(
+        {"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
+        {"busy_s": 110.2, "ours_s": 20.0, "load_average": 1.0},
+        wall_s=10.0,
+    )
     assert quiet["other_processes_cores"] == pytest.approx(0.02) and not quiet["loaded"]
-    busy = machine_load({"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
-                        {"busy_s": 125.0, "ours_s": 20.0, "load_average": 2.0}, wall_s=10.0)
+    busy = machine_load(
+        {"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
+        {"busy_s": 125.0, "ours_s": 20.0, "load_average": 2.0},
+        wall_s=10.0,
+    )
     assert busy["other_processes_cores"] == pytest.approx(1.5) and busy["loaded"] and busy["load_average_end"] == 2.0
-    unknown = machine_load({"busy_s": None, "ours_s": 0.0, "load_average": 0.0},
-                           {"busy_s": None, "ours_s": 1.0, "load_average": 0.0}, wall_s=1.0)
+    unknown = machine_load(
+        {"busy_s": None, "ours_s": 0.0, "load_average": 0.0},
+        {"busy_s": None, "ours_s": 1.0, "load_average": 0.0},
+        wall_s=1.0,
+    )
     assert unknown["other_processes_cores"] is None and not unknown["loaded"]  # missing, never zero
 
 
@@ -33,9 +42,19 @@ def test_a_busy_process_that_is_not_ours_is_seen():
 def _outcome(loaded: bool) -> dict:
     """A worker's part of a record, measured beside other work or not."""
     busy = 1.2 if loaded else 0.01
-    return {"status": "ok", "wall_s": 1.0, "valid": True, "failed_gates": [], "gates": {},
-            "load": {"other_processes_cores": busy, "load_average_start": 0.0, "load_average_end": 0.0,
-                     "loaded": busy > LOADED_CORES}}
+    return {
+        "status": "ok",
+        "wall_s": 1.0,
+        "valid": True,
+        "failed_gates": [],
+        "gates": {},
+        "load": {
+            "other_processes_cores": busy,
+            "load_average_start": 0.0,
+            "load_average_end": 0.0,
+            "loaded": busy > LOADED_CORES,
+        },
+    }
 
 
 def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_marked(tmp_path, monkeypatch):
@@ -45,8 +64,22 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     from stanjax.runner.commands.run import campaign_summary
     from stanjax.runner.plan import plan
 
-    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
-                                           "--engines", "stan", "numpyro", "--repeats", "2"]))
+    jobs = plan(
+        build_parser().parse_args(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                "eight_schools-eight_schools_noncentered",
+                "--engines",
+                "stan",
+                "numpyro",
+                "--repeats",
+                "2",
+            ]
+        )
+    )
     planted = iter([True])  # the first attempt of the first run is loaded; every other one is clean
     waited = []
     monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(next(planted, False)))
@@ -55,7 +88,12 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
     on_disk = records.read(tmp_path / records.RESULTS_FILE)
     assert [(r.block, r.engine, r.clean) for r in on_disk] == [
-        (0, "stan", False), (0, "stan", True), (0, "numpyro", True), (1, "numpyro", True), (1, "stan", True)]
+        (0, "stan", False),
+        (0, "stan", True),
+        (0, "numpyro", True),
+        (1, "numpyro", True),
+        (1, "stan", True),
+    ]
     assert on_disk[0].load.loaded and on_disk[0].key() == on_disk[1].key()  # the same run, measured again
     assert waited == [30, 30]  # once before the campaign, once before the rerun
     assert len(rerun) == 1 and "1.20 cores busy" in rerun[0]
@@ -69,8 +107,11 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     from stanjax.runner.commands.run import campaign_summary
     from stanjax.runner.plan import plan
 
-    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
-                                           "--engines", "stan"]))
+    jobs = plan(
+        build_parser().parse_args(
+            ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
+        )
+    )
     monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(True))
     monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     written = []
@@ -83,7 +124,6 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
 
 
-
 def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monkeypatch):
     """A record results/SUPERSEDED covers is not done (here the committed rule for a Stan run naming no ISA): a
     campaign grown with --resume across a fix measures it again; its clean partner stays done."""
@@ -92,8 +132,20 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     from stanjax.runner.cli import build_parser
     from stanjax.runner.plan import done_keys, plan
 
-    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
-                                           "--engines", "stan", "numpyro"]))
+    jobs = plan(
+        build_parser().parse_args(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                "eight_schools-eight_schools_noncentered",
+                "--engines",
+                "stan",
+                "numpyro",
+            ]
+        )
+    )
     monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
     monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     campaign.run_campaign(jobs, tmp_path, 60, [], reruns=2)
@@ -106,6 +158,7 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     assert done_keys(older, clean=True) == {j.key() for j in jobs if j.engine == "numpyro"}
     assert done_keys(older) == {j.key() for j in jobs if j.engine == "numpyro"}  # with --reruns 0 as well
 
+
 def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, capsys):
     """A campaign's blocks are of one machine: --resume of another machine's campaign folder is one line and exit 2
     before anything runs (issue 39: a session on an AMD EPYC went on with a Xeon's campaign)."""
@@ -114,8 +167,11 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
     from stanjax.runner.cli import build_parser, main
     from stanjax.runner.plan import plan
 
-    jobs = plan(build_parser().parse_args(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered",
-                                           "--engines", "stan"]))
+    jobs = plan(
+        build_parser().parse_args(
+            ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
+        )
+    )
     monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
     monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     campaign.run_campaign(jobs[:1], tmp_path / "here", 60, [], reruns=0)

@@ -40,8 +40,9 @@ def own_models(monkeypatch):
 def pair(tmp_path):
     """The example's three files, copied: (Stan program, NumPyro file, data file)."""
     files = (tmp_path / "poisson_regression.stan", tmp_path / "poisson_regression.py", tmp_path / "counts.json")
-    for source, copy in zip((EXAMPLE / "stan" / files[0].name, EXAMPLE / "jax_models" / files[1].name,
-                             EXAMPLE / "counts.json"), files):
+    for source, copy in zip(
+        (EXAMPLE / "stan" / files[0].name, EXAMPLE / "jax_models" / files[1].name, EXAMPLE / "counts.json"), files
+    ):
         shutil.copyfile(source, copy)
     return files
 
@@ -83,7 +84,14 @@ model { }
     found = {p.name: (p.shape(env), p.constraint(env), p.text()) for p in parsed.parameters}
     assert found == {
         "u": ((), ("interval", 0.5, 3.5), "real<lower=lb, upper=lb + 3>"),
-        "gamma": ((2, 2), ("lower", -1, ), "array[2] vector<lower=-1>[K - 1]"),
+        "gamma": (
+            (2, 2),
+            (
+                "lower",
+                -1,
+            ),
+            "array[2] vector<lower=-1>[K - 1]",
+        ),
         "w": ((3,), ("simplex",), "simplex[K]"),
         "t2": ((6,), ("real", "affine"), "vector<offset=1, multiplier=2>[K2]"),
         "m": ((3, 2), ("real",), "matrix[M, max(y) + 1]"),
@@ -100,25 +108,46 @@ def test_the_examples_data_file_is_its_generators_tiny_data(own_models):
     assert all(np.array_equal(given[key], generated[key]) for key in given)
 
 
-@pytest.mark.parametrize("plant, message", [
-    (lambda stan, py, data: py.write_text(py.read_text().replace('"beta"', '"b"')),
-     "NumPyro site 'b' is not a Stan parameter and Stan parameter 'beta' (vector[K]) has no NumPyro site: name them "
-     "alike (Stan parameters: alpha, beta[3]; NumPyro sites: alpha, b[3])"),
-    (lambda stan, py, data: data.write_text(json.dumps({k: v for k, v in json.loads(data.read_text()).items()
-                                                        if k != "K"})),
-     "data has no 'K': poisson_regression.stan's data block declares int<lower=1> K, and poisson_regression() "
-     "takes it"),
-    (lambda stan, py, data: (data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100})),
-                             py.write_text(py.read_text().replace("(N, K, X, y=None)", "(N, K, X, offset, y=None)"))),
-     "data key 'offset' is not in poisson_regression.stan's data block (N, K, X, y); poisson_regression() takes it"),
-    (lambda stan, py, data: py.write_text(py.read_text().replace("dist.Normal(0.0, 2.5)", "dist.HalfNormal(2.5)")),
-     "'alpha': Stan declares real (unconstrained), the NumPyro site's support is lower=0: not the same posterior"),
-    (lambda stan, py, data: data.write_text(json.dumps({**json.loads(data.read_text()),
-                                                        "y": json.loads(data.read_text())["y"][1:]})),
-     "data 'y' has shape (99,), but poisson_regression.stan's array[N] int<lower=0> y has shape (100,)"),
-], ids=["renamed site", "missing data key", "data key only NumPyro takes", "constraint", "data shape"])
-def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(plant, message, pair, own_models,
-                                                                           monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "plant, message",
+    [
+        (
+            lambda stan, py, data: py.write_text(py.read_text().replace('"beta"', '"b"')),
+            "NumPyro site 'b' is not a Stan parameter and Stan parameter 'beta' (vector[K]) has no NumPyro site: name them "
+            "alike (Stan parameters: alpha, beta[3]; NumPyro sites: alpha, b[3])",
+        ),
+        (
+            lambda stan, py, data: data.write_text(
+                json.dumps({k: v for k, v in json.loads(data.read_text()).items() if k != "K"})
+            ),
+            "data has no 'K': poisson_regression.stan's data block declares int<lower=1> K, and poisson_regression() "
+            "takes it",
+        ),
+        (
+            lambda stan, py, data: (
+                data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100})),
+                py.write_text(py.read_text().replace("(N, K, X, y=None)", "(N, K, X, offset, y=None)")),
+            ),
+            "data key 'offset' is not in poisson_regression.stan's data block (N, K, X, y); poisson_regression() takes it",
+        ),
+        (
+            lambda stan, py, data: py.write_text(
+                py.read_text().replace("dist.Normal(0.0, 2.5)", "dist.HalfNormal(2.5)")
+            ),
+            "'alpha': Stan declares real (unconstrained), the NumPyro site's support is lower=0: not the same posterior",
+        ),
+        (
+            lambda stan, py, data: data.write_text(
+                json.dumps({**json.loads(data.read_text()), "y": json.loads(data.read_text())["y"][1:]})
+            ),
+            "data 'y' has shape (99,), but poisson_regression.stan's array[N] int<lower=0> y has shape (100,)",
+        ),
+    ],
+    ids=["renamed site", "missing data key", "data key only NumPyro takes", "constraint", "data shape"],
+)
+def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(
+    plant, message, pair, own_models, monkeypatch, tmp_path, capsys
+):
     plant(*pair)
     nothing_may_sample(monkeypatch)
     stan, py, data = pair
@@ -128,20 +157,33 @@ def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(plant, 
     assert captured.out == "" and not (tmp_path / "out" / "results.jsonl").exists()
 
 
-@pytest.mark.parametrize("plant, message", [
-    (lambda text: text.replace("obs=y)", 'obs=y)\n    numpyro.deterministic("last", X[N])'),
-     "the NumPyro model fails on the data: IndexError: index 100 is out of bounds for axis 0 with size 100 "
-     '(line 11 of {py}: numpyro.deterministic("last", X[N]))'),
-    (lambda text: text.replace("X @ beta", "X.T @ beta"),
-     "the NumPyro model fails on the data: TypeError: dot_general requires contracting dimensions to have the same "
-     "shape, got (100,) and (3,). (line 10 of {py}: numpyro.sample(\"y\", dist.Poisson(jnp.exp(alpha + X.T @ "
-     "beta)), obs=y))"),
-    (lambda text: text.replace("def poisson_regression(N, K, X, y=None):", "def poisson_regression(N, K, X, y=None)"),
-     "poisson_regression.py does not import: SyntaxError: expected ':' (line 6 of {py}: def poisson_regression(N, "
-     "K, X, y=None))"),
-], ids=["off-by-one index", "shape", "syntax"])
-def test_an_error_in_the_port_names_the_users_file_and_line(plant, message, pair, own_models, monkeypatch, tmp_path,
-                                                            capsys):
+@pytest.mark.parametrize(
+    "plant, message",
+    [
+        (
+            lambda text: text.replace("obs=y)", 'obs=y)\n    numpyro.deterministic("last", X[N])'),
+            "the NumPyro model fails on the data: IndexError: index 100 is out of bounds for axis 0 with size 100 "
+            '(line 11 of {py}: numpyro.deterministic("last", X[N]))',
+        ),
+        (
+            lambda text: text.replace("X @ beta", "X.T @ beta"),
+            "the NumPyro model fails on the data: TypeError: dot_general requires contracting dimensions to have the same "
+            'shape, got (100,) and (3,). (line 10 of {py}: numpyro.sample("y", dist.Poisson(jnp.exp(alpha + X.T @ '
+            "beta)), obs=y))",
+        ),
+        (
+            lambda text: text.replace(
+                "def poisson_regression(N, K, X, y=None):", "def poisson_regression(N, K, X, y=None)"
+            ),
+            "poisson_regression.py does not import: SyntaxError: expected ':' (line 6 of {py}: def poisson_regression(N, "
+            "K, X, y=None))",
+        ),
+    ],
+    ids=["off-by-one index", "shape", "syntax"],
+)
+def test_an_error_in_the_port_names_the_users_file_and_line(
+    plant, message, pair, own_models, monkeypatch, tmp_path, capsys
+):
     """Issue 42's item 4: the user reads their own file and line, not the laid-out copy's, in one line, exit 2."""
     stan, py, data = pair
     py.write_text(plant(py.read_text()))
@@ -159,8 +201,10 @@ def test_data_keys_neither_model_uses_are_ignored_with_a_note(pair, own_models, 
     data.write_text(json.dumps({**json.loads(data.read_text()), "offset": [0.0] * 100, "source": "posteriordb"}))
     out = tmp_path / "out"
     assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "static"]) == 0
-    assert ("note: ignored data key(s) offset, source: in neither poisson_regression.stan's data block nor "
-            "poisson_regression()'s arguments (CmdStan ignores them too)") in capsys.readouterr().out
+    assert (
+        "note: ignored data key(s) offset, source: in neither poisson_regression.stan's data block nor "
+        "poisson_regression()'s arguments (CmdStan ignores them too)"
+    ) in capsys.readouterr().out
     laid_out = json.loads((out / "model" / "models" / "counts-poisson_regression.json").read_text())
     assert sorted(laid_out) == ["K", "N", "X", "y"]
 
@@ -175,8 +219,12 @@ def test_every_run_starts_with_the_static_checks(pair, own_models, monkeypatch, 
     out = tmp_path / "results"
     assert main(["run", "--model-dir", str(folder), "--size", "tiny", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{EXAMPLE_ID}: NumPyro site 'intercept' is not a Stan parameter and Stan " \
-        "parameter 'alpha' (real) has no NumPyro site" in err
+    assert (
+        err.count("\n") == 1
+        and f"{EXAMPLE_ID}: NumPyro site 'intercept' is not a Stan parameter and Stan "
+        "parameter 'alpha' (real) has no NumPyro site"
+        in err
+    )
     assert not out.exists()
 
 
@@ -234,12 +282,30 @@ def test_a_model_folder_runs_end_to_end_through_run_model_dir(tmp_path):
     folder = tmp_path / "my_models"
     shutil.copytree(EXAMPLE, folder)
     out = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "stanjax.runner.cli", "run", "--model-dir", str(folder), "--suite", "tiny",
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stanjax.runner.cli",
+            "run",
+            "--model-dir",
+            str(folder),
+            "--suite",
+            "tiny",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((r["model_id"], r["engine"], r["status"]) for r in records) == [
-        (EXAMPLE_ID, "numpyro", "ok"), (EXAMPLE_ID, "stan", "ok")]
+        (EXAMPLE_ID, "numpyro", "ok"),
+        (EXAMPLE_ID, "stan", "ok"),
+    ]
     assert all(r["sizes"] == {"N": 100, "K": 3} for r in records)
 
 
@@ -258,8 +324,9 @@ def ar1(tmp_path):
 
 def density_run(files, tmp_path, capsys) -> tuple[int, str]:
     stan, py, data = files
-    code = main(["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"),
-                 "--stop-after", "density"])
+    code = main(
+        ["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"), "--stop-after", "density"]
+    )
     out = capsys.readouterr().out
     return code, next(line for line in out.splitlines() if line.lstrip().startswith("density"))
 
@@ -272,8 +339,9 @@ def test_flat_priors_and_an_observed_covariate_pass_the_density_check(flat, ar1,
     stan, py, _ = ar1
     if flat == "beta and sigma":
         stan.write_text(stan.read_text().replace("  sigma ~ cauchy(0, 2.5);\n", ""))
-        py.write_text(py.read_text().replace("dist.HalfCauchy(2.5)",
-                                             "dist.ImproperUniform(dist.constraints.positive, (), ())"))
+        py.write_text(
+            py.read_text().replace("dist.HalfCauchy(2.5)", "dist.ImproperUniform(dist.constraints.positive, (), ())")
+        )
     code, line = density_run(ar1, tmp_path, capsys)
     assert code == 0 and " ok " in line and "log densities differ by one constant" in line, line
 
@@ -295,12 +363,16 @@ def test_a_missing_jacobian_is_caught_naming_the_parameter(own_models, tmp_path,
     """Held from before: x declared in (0, 1 - a) with no prior is flat on that triangle in Stan; a port with
     Uniform(0, 1 - a) adds -log(1 - a), which moves with a."""
     stan, py, data = (tmp_path / name for name in ("triangle.stan", "triangle.py", "triangle.json"))
-    stan.write_text("data { int N; vector[N] y; }\nparameters { real<lower=0, upper=1> a; "
-                    "real<lower=0, upper=1 - a> x; }\nmodel { y ~ normal(x + a, 0.5); }\n")
-    py.write_text("import numpyro\nimport numpyro.distributions as dist\n\n\ndef triangle(N, y):\n"
-                  "    a = numpyro.sample('a', dist.Uniform(0.0, 1.0))\n"
-                  "    x = numpyro.sample('x', dist.Uniform(0.0, 1.0 - a))\n"
-                  "    numpyro.sample('y', dist.Normal(x + a, 0.5).expand([N]), obs=y)\n")
+    stan.write_text(
+        "data { int N; vector[N] y; }\nparameters { real<lower=0, upper=1> a; "
+        "real<lower=0, upper=1 - a> x; }\nmodel { y ~ normal(x + a, 0.5); }\n"
+    )
+    py.write_text(
+        "import numpyro\nimport numpyro.distributions as dist\n\n\ndef triangle(N, y):\n"
+        "    a = numpyro.sample('a', dist.Uniform(0.0, 1.0))\n"
+        "    x = numpyro.sample('x', dist.Uniform(0.0, 1.0 - a))\n"
+        "    numpyro.sample('y', dist.Normal(x + a, 0.5).expand([N]), obs=y)\n"
+    )
     data.write_text(json.dumps({"N": 3, "y": [0.6, 0.9, 0.7]}))
     code, line = density_run((stan, py, data), tmp_path, capsys)
     assert code == 1 and "the difference moves with a (" in line, line
@@ -314,9 +386,18 @@ def metrics(**values):
 
 def a_run(engine, failed=(), means=None, sds=None, mcses=None, gates=None):
     means = means or {"mu": 1.0}
-    return metrics(engine=engine, status="ok", failed_gates=list(failed), repeat=0, gates=gates or {},
-                   metrics=metrics(posterior_mean=means, posterior_sd=sds or {k: 1.0 for k in means},
-                                   posterior_mcse=mcses or {k: 0.02 for k in means}))
+    return metrics(
+        engine=engine,
+        status="ok",
+        failed_gates=list(failed),
+        repeat=0,
+        gates=gates or {},
+        metrics=metrics(
+            posterior_mean=means,
+            posterior_sd=sds or {k: 1.0 for k in means},
+            posterior_mcse=mcses or {k: 0.02 for k in means},
+        ),
+    )
 
 
 def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
@@ -324,13 +405,13 @@ def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
     and the engines that failed it; runs that pass but disagree too; only all passed and agreeing is "same"."""
     agree, disagree = [{"passed": True}], [{"passed": False}]
     assert check.run_verdict([a_run("stan"), a_run("numpyro")], agree) == (check.SAME, [])
-    outcome, advice = check.run_verdict([a_run("stan", ["divergences"]), a_run("numpyro", ["divergences", "rhat"])],
-                                        disagree)
+    outcome, advice = check.run_verdict(
+        [a_run("stan", ["divergences"]), a_run("numpyro", ["divergences", "rhat"])], disagree
+    )
     assert outcome == check.SAMPLING_FAILED and len(advice) == 2
     assert advice[0].startswith("NumPyro and Stan: divergent transitions") and "non-centre" in advice[0]
     assert advice[1].startswith("NumPyro: R-hat above 1.01")
-    assert check.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (check.SAMPLING_FAILED,
-                                                                             [check.DISAGREE])
+    assert check.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (check.SAMPLING_FAILED, [check.DISAGREE])
     crashed = metrics(engine="stan", status="timeout", failed_gates=[], repeat=0, gates={})
     assert check.run_verdict([crashed, a_run("numpyro")], agree)[1] == ["Stan: a run did not finish: its log says why"]
     stuck = a_run("numpyro", ["rhat"], gates={"rhat": {"passed": False, "chains": ["chain 2 is stuck: ..."]}})
@@ -356,17 +437,22 @@ def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sam
     ratios, and the larger one is named; a model-block loop of sampling statements is pointed at by its line (not a
     loop that only assigns, nor one in a comment or another block)."""
     program = tmp_path / "loops.stan"
-    program.write_text("data { int N; vector[N] y; }\nparameters { real mu; }\nmodel {\n"
-                       "  /* for (n in 1:N) y[n] ~ normal(mu, 1); */\n  vector[N] m;\n"
-                       "  for (n in 1:N) m[n] = mu;  // for (n in 1:N) y[n] ~ normal(m[n], 1);\n"
-                       "  for (n in 1:N)\n    for (k in 1:1) {\n      target += normal_lpdf(y[n] | m[n], 1);\n    }\n"
-                       "  mu ~ normal(0, 1);\n}\ngenerated quantities { for (n in 1:N) { real q = n; } }\n")
-    rows = [{"engine": "Stan", "ms_per_gradient": 0.4, "ess_per_1000_gradients": 100.0},
-            {"engine": "NumPyro", "ms_per_gradient": 0.1, "ess_per_1000_gradients": 50.0}]
+    program.write_text(
+        "data { int N; vector[N] y; }\nparameters { real mu; }\nmodel {\n"
+        "  /* for (n in 1:N) y[n] ~ normal(mu, 1); */\n  vector[N] m;\n"
+        "  for (n in 1:N) m[n] = mu;  // for (n in 1:N) y[n] ~ normal(m[n], 1);\n"
+        "  for (n in 1:N)\n    for (k in 1:1) {\n      target += normal_lpdf(y[n] | m[n], 1);\n    }\n"
+        "  mu ~ normal(0, 1);\n}\ngenerated quantities { for (n in 1:N) { real q = n; } }\n"
+    )
+    rows = [
+        {"engine": "Stan", "ms_per_gradient": 0.4, "ess_per_1000_gradients": 100.0},
+        {"engine": "NumPyro", "ms_per_gradient": 0.1, "ess_per_1000_gradients": 50.0},
+    ]
     advice = speed_advice.speed_advice(rows, program, "my/loops.stan")
-    assert advice[0].startswith("the median rates' NumPyro / Stan 2 = 4 from the cost of a gradient (Stan 0.4 ms, "
-                                "NumPyro 0.1 ms) x 0.5 from the sampler") and advice[0].endswith("the cost of a gradient makes most of "
-                                                                                   "the difference")
+    assert advice[0].startswith(
+        "the median rates' NumPyro / Stan 2 = 4 from the cost of a gradient (Stan 0.4 ms, "
+        "NumPyro 0.1 ms) x 0.5 from the sampler"
+    ) and advice[0].endswith("the cost of a gradient makes most of the difference")
     assert len(advice) == 2 and advice[1].startswith("my/loops.stan, line 7: a loop of sampling statements")
     assert speed_advice.sampling_loops((EXAMPLE / "stan" / "poisson_regression.stan").read_text()) == []
 
@@ -380,8 +466,12 @@ def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
     their MCSEs, quoted)."""
     from stanjax.runner import references
 
-    theirs = {"mu": (5.05001794660039, 0.00123500863504721), "alpha0": (1.47075973803898, 0.00568114335897224),
-              "alpha1": (0.567284282813872, 0.00128025972217755), "beta1": (0.293024546082117, 0.00125411180836808)}
+    theirs = {
+        "mu": (5.05001794660039, 0.00123500863504721),
+        "alpha0": (1.47075973803898, 0.00568114335897224),
+        "alpha1": (0.567284282813872, 0.00128025972217755),
+        "beta1": (0.293024546082117, 0.00125411180836808),
+    }
     ours = references.from_posteriordb(GARCH / "garch-garch11.json.zip", list(theirs))
     assert (ours["chains"], ours["draws"]) == (10, 1000)
     for name, (mean, mcse) in theirs.items():
@@ -390,15 +480,17 @@ def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
         assert 0 < ours["parameters"][name]["mcse_sd"] < ours["parameters"][name]["sd"] / 50
 
 
-def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(ar1, own_models, monkeypatch, tmp_path,
-                                                                         capsys):
+def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(
+    ar1, own_models, monkeypatch, tmp_path, capsys
+):
     stan, py, data = ar1
     nothing_may_sample(monkeypatch)
     reference = GARCH / "garch-garch11.json.zip"
     assert main(["check", str(stan), str(py), "--data", str(data), "--reference", str(reference)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"stanjax check: error: {reference} has no draws of alpha, beta, sigma (it has mu, alpha0, alpha1, "
-                   "beta1)\n")  # a reference of another posterior
+    assert err == (
+        f"stanjax check: error: {reference} has no draws of alpha, beta, sigma (it has mu, alpha0, alpha1, beta1)\n"
+    )  # a reference of another posterior
     (tmp_path / "not.json").write_text('{"mu": [1, 2]}')
     assert main(["check", str(stan), str(py), "--data", str(data), "--reference", str(tmp_path / "not.json")]) == 2
     assert "is not posteriordb reference draws: expected a list of chains" in capsys.readouterr().err
@@ -407,8 +499,10 @@ def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(ar1, ow
 def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_different_posterior():
     """The two engines share a posterior that is not the reference's (a different model or data): the verdict is
     "different posterior", naming the farthest parameter; within the reference's MCSEs, "same"."""
-    reference = {"source": "posteriordb reference draws x.json", "parameters": {
-        "mu": {"mean": 1.0, "mcse_mean": 0.02, "sd": 1.0, "mcse_sd": 0.02}}}
+    reference = {
+        "source": "posteriordb reference draws x.json",
+        "parameters": {"mu": {"mean": 1.0, "mcse_mean": 0.02, "sd": 1.0, "mcse_sd": 0.02}},
+    }
     runs = [a_run("stan", means={"mu": 1.0}), a_run("numpyro", means={"mu": 1.01})]
     for run in runs:
         run.metrics.posterior_mcse_sd, run.metrics.posterior_khat = {"mu": 0.02}, {"mu": 0.0}
@@ -417,18 +511,29 @@ def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_differen
     outcome, advice = check.run_verdict(runs, [{"passed": True}], reference)
     assert outcome == check.DIFFERENT and advice[0].startswith(
         "the engines agree with each other, not with the reference (posteriordb reference draws x.json): Stan's mean "
-        "of mu is 18 combined MCSEs from it (limit 5)")
+        "of mu is 18 combined MCSEs from it (limit 5)"
+    )
 
 
 @pytest.mark.stan
 def test_a_support_bounded_by_another_parameter_passes_density_and_is_said_to_be_unsamplable_by_numpyro(
-        own_models, tmp_path, capsys):
+    own_models, tmp_path, capsys
+):
     """garch11: flat priors (ImproperUniform, four supports), beta1 in (0, 1 - alpha1). The density check compares
     them; NumPyro's MCMC would return wrong draws of beta1 (or fail on parallel chains), so no run is made and the
     verdict is "sampling failed", saying what to write instead."""
     out = tmp_path / "out"
-    code = main(["check", str(GARCH / "garch11.stan"), str(GARCH / "garch11.py"), "--data", str(GARCH / "garch.json"),
-                 "--out", str(out)])
+    code = main(
+        [
+            "check",
+            str(GARCH / "garch11.stan"),
+            str(GARCH / "garch11.py"),
+            "--data",
+            str(GARCH / "garch.json"),
+            "--out",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 3 and "SAMPLING FAILED: " in text, text
     assert any(line.lstrip().startswith("density") and " ok " in line for line in text.splitlines()), text
@@ -443,9 +548,21 @@ def test_a_port_of_posteriordbs_garch11_is_the_same_posterior_as_its_reference(o
     """Flat priors on every parameter, the whole check, and posteriordb's reference draws: both engines agree with
     each other and with the outside truth on the parameters it has draws of (beta1_share is the port's own)."""
     out = tmp_path / "out"
-    code = main(["check", str(GARCH / "garch11_share.stan"), str(GARCH / "garch11_share.py"), "--data",
-                 str(GARCH / "garch.json"), "--reference", str(GARCH / "garch-garch11.json.zip"), "--repeats", "1",
-                 "--out", str(out)])
+    code = main(
+        [
+            "check",
+            str(GARCH / "garch11_share.stan"),
+            str(GARCH / "garch11_share.py"),
+            "--data",
+            str(GARCH / "garch.json"),
+            "--reference",
+            str(GARCH / "garch-garch11.json.zip"),
+            "--repeats",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0 and "SAME POSTERIOR: " in text, text
     assert "note: the reference has no draws of beta1_share: not checked against it" in text
@@ -462,8 +579,9 @@ def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_in
     from stanjax.runner.commands.check import speed_text
 
     def run(engine, block, ess_per_s, valid=True):
-        return SimpleNamespace(engine=engine, status="ok", valid=valid, block_of=("c", block),
-                               metrics=SimpleNamespace(ess_per_s=ess_per_s))
+        return SimpleNamespace(
+            engine=engine, status="ok", valid=valid, block_of=("c", block), metrics=SimpleNamespace(ess_per_s=ess_per_s)
+        )
 
     runs = [run("stan", b, 100.0) for b in range(5)] + [run("numpyro", b, 100.0 * (b + 1)) for b in range(5)]
     ratio = speed_ratio(runs)

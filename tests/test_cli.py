@@ -17,19 +17,27 @@ from stanjax.runner.cli import main
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["run", "--models", "nope"], f"unknown model 'nope' (choose from: {', '.join(models.registry())})"),
-    (["run", "--engines", "pymc"], "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)"),
-    (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
-    (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),
-    (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
-    (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
-    (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
-    (["run", "--chains", "200", "--chain-method", "vectorized"],
-     "--chains 200: from 64 chains on the chains start in 16 superchains (nested R-hat)"),
-    (["run", "--cores", "0"], "--cores must be between 1 and "),
-    (["run", "--cores", "100000"], "(the cores this process may run on), got 100000"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--models", "nope"], f"unknown model 'nope' (choose from: {', '.join(models.registry())})"),
+        (
+            ["run", "--engines", "pymc"],
+            "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)",
+        ),
+        (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
+        (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),
+        (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
+        (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
+        (["run", "--draws", "-5"], "--draws must be between 4 and 1000000, got -5"),
+        (
+            ["run", "--chains", "200", "--chain-method", "vectorized"],
+            "--chains 200: from 64 chains on the chains start in 16 superchains (nested R-hat)",
+        ),
+        (["run", "--cores", "0"], "--cores must be between 1 and "),
+        (["run", "--cores", "100000"], "(the cores this process may run on), got 100000"),
+    ],
+)
 def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
     out = tmp_path / "results"
     assert main([*argv, "--out", str(out)]) == 2
@@ -50,18 +58,29 @@ def _plan(*argv):
     from stanjax.runner.cli import build_parser
     from stanjax.runner.plan import plan
 
-    return plan(build_parser().parse_args(["run", "--suite", "tiny", "--models",
-                                           "eight_schools-eight_schools_noncentered", *argv]))
+    return plan(
+        build_parser().parse_args(
+            ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", *argv]
+        )
+    )
 
 
 def test_runs_go_in_paired_blocks_whose_engine_order_alternates():
     jobs = _plan("--engines", "stan", "numpyro", "--repeats", "3")
-    assert [(job.block, job.engine) for job in jobs] == [(0, "stan"), (0, "numpyro"), (1, "numpyro"), (1, "stan"),
-                                                         (2, "stan"), (2, "numpyro")]
+    assert [(job.block, job.engine) for job in jobs] == [
+        (0, "stan"),
+        (0, "numpyro"),
+        (1, "numpyro"),
+        (1, "stan"),
+        (2, "stan"),
+        (2, "numpyro"),
+    ]
     assert len({job.pairing("campaign-a") for job in jobs}) == 1  # every setup and block of one campaign pairs
     assert jobs[0].pairing("campaign-a") != jobs[0].pairing("campaign-b")  # never across campaigns
     baseline = _plan("--engines", "stan", "numpyro", "--isa", "x86-64-v2")
-    assert {job.placement.isa for job in baseline} == {"x86-64-v2"} and {job.placement.isa for job in jobs} == {"native"}
+    assert {job.placement.isa for job in baseline} == {"x86-64-v2"} and {job.placement.isa for job in jobs} == {
+        "native"
+    }
     assert baseline[0].pairing("campaign-a") != jobs[0].pairing("campaign-a")  # another build: its own pairing
 
 
@@ -69,8 +88,14 @@ def test_a_model_declaring_its_target_acceptance_runs_it_on_every_engine_and_oth
     sp500, eight = "gym_sp500-stochastic_volatility_sp500", "eight_schools-eight_schools_noncentered"
     jobs = _plan(sp500, "--engines", "stan", "numpyro", "blackjax_nuts")
     accept = {(job.model_id, job.engine): job.config.target_accept for job in jobs}
-    assert accept == {(sp500, "stan"): 0.9, (sp500, "numpyro"): 0.9, (sp500, "blackjax_nuts"): 0.9,
-                      (eight, "stan"): 0.8, (eight, "numpyro"): 0.8, (eight, "blackjax_nuts"): 0.8}
+    assert accept == {
+        (sp500, "stan"): 0.9,
+        (sp500, "numpyro"): 0.9,
+        (sp500, "blackjax_nuts"): 0.9,
+        (eight, "stan"): 0.8,
+        (eight, "numpyro"): 0.8,
+        (eight, "blackjax_nuts"): 0.8,
+    }
     hashes = {job.model_id: job.config.hash() for job in jobs}
     assert hashes[sp500] != hashes[eight]  # another setting, another measurement: never pooled with 0.8 runs
     assert len({job.config.hash() for job in jobs if job.model_id == sp500}) == 1  # the engines stay paired
@@ -133,7 +158,10 @@ def test_device_policy_on_a_gpu(monkeypatch):
     jobs = {job.engine: job.placement for job in _plan("--device", "gpu", "--engines", "stan", "numpyro")}
     assert jobs["stan"].device == "cpu"  # Stan is the CPU baseline on the same machine
     assert (jobs["numpyro"].device, jobs["numpyro"].precision, jobs["numpyro"].chain_method) == (
-        "gpu", "float32", "vectorized")
+        "gpu",
+        "float32",
+        "vectorized",
+    )
     assert _plan("--device", "gpu", "--engines", "numpyro", "--x64")[0].placement.precision == "float64"
     with pytest.raises(models.UsageError, match="needs one GPU per chain: 4 chains, 1 GPU"):
         _plan("--device", "gpu", "--engines", "numpyro", "--chain-method", "parallel")
@@ -167,7 +195,8 @@ def test_a_stan_program_that_does_not_compile_is_refused_with_stancs_message(mon
     broken = tmp_path / "stan"
     broken.mkdir()
     (broken / "eight_schools_noncentered.stan").write_text(
-        models.get("eight_schools-eight_schools_noncentered").stan_file.read_text().replace("real mu;", "real mu"))
+        models.get("eight_schools-eight_schools_noncentered").stan_file.read_text().replace("real mu;", "real mu")
+    )
     monkeypatch.setattr(models, "STAN_DIR", broken)
     out = tmp_path / "results"
     assert main(["run", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]) == 2
@@ -180,19 +209,33 @@ def test_comma_separated_names_are_accepted(tmp_path, capsys):
     from stanjax.runner.cli import build_parser
     from stanjax.runner.plan import plan
 
-    args = build_parser().parse_args(["run", "--suite", "tiny", "--models",
-                                      "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression",
-                                      "--engines", "stan", "--repeats", "2"])
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--suite",
+            "tiny",
+            "--models",
+            "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression",
+            "--engines",
+            "stan",
+            "--repeats",
+            "2",
+        ]
+    )
     jobs = plan(args)
     assert [(j.model_id.split("-")[0], j.engine, j.repeat) for j in jobs] == [
-        ("eight_schools", "stan", 0), ("eight_schools", "stan", 1),
-        ("covtype_synth", "stan", 0), ("covtype_synth", "stan", 1)]
+        ("eight_schools", "stan", 0),
+        ("eight_schools", "stan", 1),
+        ("covtype_synth", "stan", 0),
+        ("covtype_synth", "stan", 1),
+    ]
     assert {j.config.size for j in jobs} == {"tiny"}
 
 
 @pytest.mark.parametrize("cmdstan_found, front_end_now", [(False, "bundled"), (True, "cmdstan")])
-def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(cmdstan_found, front_end_now,
-                                                                                  monkeypatch, tmp_path):
+def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
+    cmdstan_found, front_end_now, monkeypatch, tmp_path
+):
     import msgspec
 
     from stanjax.runner import records
@@ -206,8 +249,15 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
     assert {job0.front_end, job1.front_end} == {front_end_now}
     provenance = records.read(FIXTURES / "tiny_repeats2.jsonl")[0].provenance
     for job, front_end in ((job0, "bundled"), (job1, "cmdstan")):
-        record = {**base_record(job, "c"), "front_end": front_end, "status": "ok", "valid": True,
-                  "failed_gates": [], "gates": {}, "provenance": provenance}
+        record = {
+            **base_record(job, "c"),
+            "front_end": front_end,
+            "status": "ok",
+            "valid": True,
+            "failed_gates": [],
+            "gates": {},
+            "provenance": provenance,
+        }
         records.append(out / records.RESULTS_FILE, msgspec.convert(record, records.RunRecord, from_attributes=True))
     done = done_keys(out)
     assert [job.key() in done for job in (job0, job1)] == [front_end_now == "bundled", front_end_now == "cmdstan"]
@@ -237,18 +287,24 @@ def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
     assert seen["models"] == ["eight_schools-eight_schools_noncentered"] and seen["seed"] == 1
 
 
-@pytest.mark.parametrize("probe_output, count_or_error", [
-    ('{"gpus": 2}', 2),
-    ('{"error": "Unknown backend: \'gpu\' requested, but no platforms that are instances of gpu are present."}', 0),
-    ('{"error": "Unable to initialize backend \'cuda\': INTERNAL: cuInit failed: CUDA_ERROR_NO_DEVICE"}',
-     "JAX's GPU platform failed to start: Unable to initialize backend 'cuda'"),
-    ("", "probing JAX's GPUs failed: ImportError: libcudart.so.12"),
-])
+@pytest.mark.parametrize(
+    "probe_output, count_or_error",
+    [
+        ('{"gpus": 2}', 2),
+        ('{"error": "Unknown backend: \'gpu\' requested, but no platforms that are instances of gpu are present."}', 0),
+        (
+            '{"error": "Unable to initialize backend \'cuda\': INTERNAL: cuInit failed: CUDA_ERROR_NO_DEVICE"}',
+            "JAX's GPU platform failed to start: Unable to initialize backend 'cuda'",
+        ),
+        ("", "probing JAX's GPUs failed: ImportError: libcudart.so.12"),
+    ],
+)
 def test_a_broken_gpu_install_is_reported_never_taken_for_no_gpu(probe_output, count_or_error, monkeypatch):
     from stanjax.runner import plan
 
-    done = subprocess.CompletedProcess([], 0 if probe_output else 1, stdout=probe_output + "\n",
-                                       stderr="Traceback ...\nImportError: libcudart.so.12\n")
+    done = subprocess.CompletedProcess(
+        [], 0 if probe_output else 1, stdout=probe_output + "\n", stderr="Traceback ...\nImportError: libcudart.so.12\n"
+    )
     monkeypatch.setattr(plan.subprocess, "run", lambda *a, **k: done)
     plan.gpu_count.cache_clear()
     try:
@@ -275,7 +331,9 @@ def test_a_bug_in_a_data_generator_surfaces_as_a_bug_not_as_bad_input(monkeypatc
 def test_a_model_spec_that_fails_to_load_is_one_line_naming_the_file(monkeypatch, tmp_path, capsys):
     folder = tmp_path / "models"
     folder.mkdir()
-    (folder / "broken_data-broken_model.py").write_text("from stanjax.models import ModelSpec\n\nSPEC = ModelSpec(id=1)\n")
+    (folder / "broken_data-broken_model.py").write_text(
+        "from stanjax.models import ModelSpec\n\nSPEC = ModelSpec(id=1)\n"
+    )
     monkeypatch.setattr(models, "MODELS_DIR", folder)
     models.registry.cache_clear()
     try:
@@ -309,21 +367,27 @@ def test_report_of_future_schema_exits_2(tmp_path, capsys):
 
 def test_console_script_help_explains_each_verb():
     for verb in ("run", "report"):
-        proc = subprocess.run([sys.executable, "-m", "stanjax.runner.cli", verb, "--help"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "stanjax.runner.cli", verb, "--help"], capture_output=True, text=True
+        )
         assert proc.returncode == 0 and f"stanjax {verb}" in proc.stdout
 
 
 def test_two_campaigns_never_share_a_sampler_seed_and_engines_of_a_repeat_do():
-    first, second = _plan("--engines", "stan", "numpyro", "--repeats", "2"), _plan("--engines", "stan", "numpyro",
-                                                                                 "--repeats", "2")
+    first, second = (
+        _plan("--engines", "stan", "numpyro", "--repeats", "2"),
+        _plan("--engines", "stan", "numpyro", "--repeats", "2"),
+    )
     seeds = {(j.engine, j.repeat): j.sampler_seed for j in first}
     assert seeds[("stan", 0)] == seeds[("numpyro", 0)] != seeds[("stan", 1)]  # a repeat: one seed, every engine
     assert not set(seeds.values()) & {j.sampler_seed for j in second}  # another campaign: independent draws
     assert [j.key() for j in first] == [j.key() for j in second]  # yet the same runs for --resume
 
 
-@pytest.mark.parametrize("cmdstan_found, asked, front_end", [
-    (False, "auto", "bundled"), (True, "auto", "cmdstan"), (True, "bundled", "bundled"), (True, "cmdstan", "cmdstan")])
+@pytest.mark.parametrize(
+    "cmdstan_found, asked, front_end",
+    [(False, "auto", "bundled"), (True, "auto", "cmdstan"), (True, "bundled", "bundled"), (True, "cmdstan", "cmdstan")],
+)
 def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end, monkeypatch):
     from stanjax.runner.engines import stan
 
@@ -341,13 +405,16 @@ def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp
     assert err.count("\n") == 1 and "--stan cmdstan: no CmdStan installation found" in err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--seed", "-5"], "--seed must be between 0 and 4294967295, got -5"),
-    (["--models", "covtype_synth-logistic_regression", "--seed", "-5"], "--seed must be between 0"),
-    (["--timeout", "0"], "--timeout must be a positive number of seconds, got 0"),
-    (["--timeout", "-5"], "--timeout must be a positive number of seconds, got -5"),
-    (["--timeout", "nan"], "--timeout must be a positive number of seconds, got nan"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--seed", "-5"], "--seed must be between 0 and 4294967295, got -5"),
+        (["--models", "covtype_synth-logistic_regression", "--seed", "-5"], "--seed must be between 0"),
+        (["--timeout", "0"], "--timeout must be a positive number of seconds, got 0"),
+        (["--timeout", "-5"], "--timeout must be a positive number of seconds, got -5"),
+        (["--timeout", "nan"], "--timeout must be a positive number of seconds, got nan"),
+    ],
+)
 def test_bad_seed_or_timeout_is_one_line_before_anything_runs(argv, message, capsys, tmp_path):
     out = tmp_path / "results"
     assert main(["run", "--suite", "tiny", *argv, "--out", str(out)]) == 2
@@ -395,8 +462,9 @@ def test_report_merges_the_folders_of_several_machines(tmp_path):
     for name, cores in (("a", 2), ("b", 64)):
         machine = replace(runs[0].provenance.machine, cores=cores)
         for r in runs:
-            records.append(tmp_path / name / "results.jsonl",
-                           replace(r, provenance=replace(r.provenance, machine=machine)))
+            records.append(
+                tmp_path / name / "results.jsonl", replace(r, provenance=replace(r.provenance, machine=machine))
+            )
     assert main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "figures.html").read_text()  # the ESS/s bars: a panel per machine
     machines = {m for m in re.findall(r'data-machine="([^"]+)"', html)}
@@ -406,8 +474,26 @@ def test_report_merges_the_folders_of_several_machines(tmp_path):
 def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("stanjax.runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
     out = tmp_path / "results"
-    assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan",
-                 "numpyro", "--repeats", "5", "--estimate", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                "eight_schools-eight_schools_noncentered",
+                "--engines",
+                "stan",
+                "numpyro",
+                "--repeats",
+                "5",
+                "--estimate",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("eight_schools-eight_schools_noncentered (tiny): 10 runs, ~") and "median of" in lines[0]
     assert lines[-1].startswith("total: 10 runs, ~") and not (out / "results.jsonl").exists()

@@ -16,8 +16,13 @@ from tests import stan_child
 from tests.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
 
 CMDSTAN = find_cmdstan()
-pytestmark = [pytest.mark.slow, pytest.mark.stan, pytest.mark.skipif(
-    CMDSTAN is None, reason="no CmdStan found: set CMDSTAN to a CmdStan installation to run the cmdstanpy tests")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.stan,
+    pytest.mark.skipif(
+        CMDSTAN is None, reason="no CmdStan found: set CMDSTAN to a CmdStan installation to run the cmdstanpy tests"
+    ),
+]
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
 SEED = 12345
 
@@ -37,8 +42,9 @@ def test_cmdstan_info_names_the_interface_and_its_stan(backends):
 def nuts_avx_instructions(executable: Path) -> int:
     """How many of the AVX instructions in ``executable``'s disassembly lie in NUTS (``base_nuts``' functions:
     transition, build_tree), which CmdStan links from its main object, not from the model's."""
-    listing = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", str(executable)], capture_output=True,
-                             text=True, check=True).stdout
+    listing = subprocess.run(
+        ["objdump", "-d", "-C", "--no-show-raw-insn", str(executable)], capture_output=True, text=True, check=True
+    ).stdout
     functions = [block for block in listing.split("\n\n") if "base_nuts<" in block.split("\n", 1)[0]]
     assert functions, f"no NUTS function in {executable}'s disassembly"
     return sum(len(AVX.findall(block)) for block in functions)
@@ -83,8 +89,22 @@ def test_the_stan_engine_runs_through_cmdstanpy_end_to_end(tmp_path):
     from stanjax.runner import records
     from stanjax.runner.cli import main
 
-    assert main(["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines",
-                 "stan", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                "eight_schools-eight_schools_noncentered",
+                "--engines",
+                "stan",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     [record] = records.read(tmp_path)
     assert record.front_end == "cmdstan" and record.engine_info["stan_interface"] == "cmdstanpy" and record.valid
     timings = record.timings

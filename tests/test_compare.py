@@ -39,9 +39,16 @@ def with_timings(recs, slowdown: float, noise_sd: float, seed: int) -> list:
         ess = np.median([r.metrics.ess_per_s for r in group])
         grad = np.median([r.metrics.ms_per_gradient for r in group])
         for r in group:
-            out.append(replace(r, metrics=replace(
-                r.metrics, ess_per_s=float(ess / slowdown * np.exp(noise_sd * rng.normal())),
-                ms_per_gradient=float(grad * slowdown * np.exp(noise_sd * rng.normal())))))
+            out.append(
+                replace(
+                    r,
+                    metrics=replace(
+                        r.metrics,
+                        ess_per_s=float(ess / slowdown * np.exp(noise_sd * rng.normal())),
+                        ms_per_gradient=float(grad * slowdown * np.exp(noise_sd * rng.normal())),
+                    ),
+                )
+            )
     return out
 
 
@@ -86,8 +93,13 @@ def test_an_improvement_is_reported_but_not_a_regression(runs):
 def test_a_posterior_mean_shifted_by_one_sd_fails_the_gold_check(runs):
     shifted = [r for r in runs if r.model_id.startswith("eight_schools") and r.engine == "numpyro"][0]
     sd = references.load(shifted.model_id, shifted.size)["parameters"]["mu"]["sd"]
-    moved = replace(shifted, metrics=replace(shifted.metrics, posterior_mean={
-        **shifted.metrics.posterior_mean, "mu": shifted.metrics.posterior_mean["mu"] + sd}))
+    moved = replace(
+        shifted,
+        metrics=replace(
+            shifted.metrics,
+            posterior_mean={**shifted.metrics.posterior_mean, "mu": shifted.metrics.posterior_mean["mu"] + sd},
+        ),
+    )
     new = [moved if r is shifted else r for r in runs]
     result = compare.compare(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
@@ -98,16 +110,19 @@ def test_a_posterior_mean_shifted_by_one_sd_fails_the_gold_check(runs):
 
 
 def test_valid_in_base_and_invalid_in_new_is_a_correctness_regression(runs):
-    new = [replace(r, valid=False, failed_gates=["rhat"]) if r.model_id.startswith("covtype") and r.engine == "stan"
-           else r for r in runs]
+    new = [
+        replace(r, valid=False, failed_gates=["rhat"]) if r.model_id.startswith("covtype") and r.engine == "stan" else r
+        for r in runs
+    ]
     result = compare.compare(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
     assert entry["label"] == "Stan-CPU" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
 
 
 def test_version_changes_are_listed(runs):
-    new = [replace(r, provenance=replace(r.provenance, versions={**r.provenance.versions, "jax": "9.9.9"}))
-           for r in runs]
+    new = [
+        replace(r, provenance=replace(r.provenance, versions={**r.provenance.versions, "jax": "9.9.9"})) for r in runs
+    ]
     [change] = compare.compare(runs, new)["version_changes"]
     assert change["package"] == "jax" and change["new"] == ["9.9.9"] and change["base"] != ["9.9.9"]
 

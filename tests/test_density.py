@@ -36,8 +36,10 @@ def moved_by(spec, data, points, result) -> str:
 
     suspects, still = suspect_parameters(spec, data, points, result.tolerance)
     moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects) or "no one parameter alone"
-    return (f"the offset between Stan's and NumPyro's log densities moves by {result.offset_spread:.2g} (tolerance "
-            f"{result.tolerance:.0e}) with {moved}" + (f", not with {', '.join(still)}" if still else ""))
+    return (
+        f"the offset between Stan's and NumPyro's log densities moves by {result.offset_spread:.2g} (tolerance "
+        f"{result.tolerance:.0e}) with {moved}" + (f", not with {', '.join(still)}" if still else "")
+    )
 
 
 THREADED = [s for s in SPECS if s.stan_threaded_file]

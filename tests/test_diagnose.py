@@ -27,12 +27,17 @@ def test_a_planted_stuck_chain_is_named_with_where_it_stopped():
     draws["theta"][2, :, 1] = -1.21
     draws["mu"][2] = 0.5
     [finding] = diagnose.chain_findings(draws)
-    assert finding.hopeless and str(finding) == "chain 3 is stuck: 2 of 4 parameters never moved (sd 0; mu = 0.5, theta[2] = -1.21)"
+    assert (
+        finding.hopeless
+        and str(finding) == "chain 3 is stuck: 2 of 4 parameters never moved (sd 0; mu = 0.5, theta[2] = -1.21)"
+    )
 
 
 def test_a_collapsed_step_size_is_named():
     [finding] = diagnose.chain_findings(healthy(), [0.3, 3.7e-57, 0.29, 0.31])
-    assert finding.hopeless and str(finding).startswith("chain 2's step size collapsed to 3.7e-57 (the other chains' median 0.3)")
+    assert finding.hopeless and str(finding).startswith(
+        "chain 2's step size collapsed to 3.7e-57 (the other chains' median 0.3)"
+    )
 
 
 def test_a_chain_in_another_mode_is_named_with_its_parameters():
@@ -57,12 +62,17 @@ class StuckChainEngine:
     def sample(self, spec, data, config, seed, placement):
         self.batches += 1
         rng = np.random.default_rng(seed)
-        draws = {"mu": rng.normal(size=(config.chains, config.draws)),
-                 "tau": rng.gamma(4.0, size=(config.chains, config.draws)),
-                 "theta_tilde": rng.normal(size=(config.chains, config.draws, 8))}
+        draws = {
+            "mu": rng.normal(size=(config.chains, config.draws)),
+            "tau": rng.gamma(4.0, size=(config.chains, config.draws)),
+            "theta_tilde": rng.normal(size=(config.chains, config.draws, 8)),
+        }
         draws["mu"][3], draws["tau"][3], draws["theta_tilde"][3] = 7.0, 0.01, -1.21
-        stats = SamplerStats(n_leapfrog=np.ones((config.chains, config.draws)),
-                             divergent=np.zeros((config.chains, config.draws)), step_size=[0.3] * config.chains)
+        stats = SamplerStats(
+            n_leapfrog=np.ones((config.chains, config.draws)),
+            divergent=np.zeros((config.chains, config.draws)),
+            step_size=[0.3] * config.chains,
+        )
         return SampleResult(draws, Timings(0.0, 0.5, 0.5, 1.0, "planted"), stats, {})
 
 
@@ -86,8 +96,11 @@ def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch):
     from stanjax.runner.config import Job
 
     monkeypatch.setattr(worker, "get_engine", lambda name, front_end=None: StuckChainEngine())
-    monkeypatch.setattr(worker.energy, "Meter", lambda span: __import__("contextlib").nullcontext(
-        type("Metered", (), {"result": None})()))
+    monkeypatch.setattr(
+        worker.energy,
+        "Meter",
+        lambda span: __import__("contextlib").nullcontext(type("Metered", (), {"result": None})()),
+    )
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny", chains=4, draws=200, seed=1))
     gate = worker.run_job(job)["gates"]["rhat"]
     assert not gate["passed"]

@@ -17,8 +17,13 @@ def test_the_readme_is_a_front_page():
 
 @pytest.mark.slow
 def test_the_site_builds_strict_with_a_page_per_verb_and_per_model(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cli = (tmp_path / "cli" / "index.html").read_text()
     verbs = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction").choices

@@ -33,7 +33,8 @@ def test_every_model_ran_on_every_engine(tiny_campaign):
     failed = [(r.model_id, r.engine, r.error) for r in recs if r.status != "ok"]
     assert exit_code == 0 and not failed
     assert sorted((r.model_id, r.engine) for r in recs) == sorted(
-        (model_id, engine) for model_id in models.registry() for engine in ("stan", "numpyro"))
+        (model_id, engine) for model_id in models.registry() for engine in ("stan", "numpyro")
+    )
 
 
 def test_records_carry_timings_metrics_and_provenance(tiny_campaign):

@@ -78,10 +78,13 @@ def test_constant_power_gives_watts_times_seconds():
     assert result.peak_host_memory_mib > 10  # this Python process: tens of MiB at least
 
 
-@pytest.mark.parametrize("values, wrap_j, joules", [
-    ([90.0, 95.0, 3.0, 8.0], 100.0, 18.0),  # 5, then a wrap at 100 (5 + 3), then 5
-    ([10.0, 12.5], None, 2.5),  # no wrap: the range need not be known
-])
+@pytest.mark.parametrize(
+    "values, wrap_j, joules",
+    [
+        ([90.0, 95.0, 3.0, 8.0], 100.0, 18.0),  # 5, then a wrap at 100 (5 + 3), then 5
+        ([10.0, 12.5], None, 2.5),  # no wrap: the range need not be known
+    ],
+)
 def test_a_cumulative_counter_sums_its_increments_across_a_wrap(values, wrap_j, joules):
     result = metered([ScriptedCounter(values, wrap_j)], seconds=0.1)
     package = result.sources["cpu-package-0"]
@@ -156,10 +159,13 @@ def test_rapl_without_powercap_or_a_package_domain_says_so(tmp_path):
         Rapl.discover(tmp_path)[0].read()
 
 
-@pytest.mark.parametrize("how, reason", [
-    ("removed", "No such file or directory"),
-    ("chmod 000", "Permission denied"),  # Linux 5.10 and later, for everyone but root
-])
+@pytest.mark.parametrize(
+    "how, reason",
+    [
+        ("removed", "No such file or directory"),
+        ("chmod 000", "Permission denied"),  # Linux 5.10 and later, for everyone but root
+    ],
+)
 def test_unreadable_energy_uj_is_missing_with_the_reason(powercap, how, reason):
     energy_uj = powercap / "intel-rapl:0" / "energy_uj"
     if how == "removed":
@@ -172,11 +178,18 @@ def test_unreadable_energy_uj_is_missing_with_the_reason(powercap, how, reason):
     assert package.joules is None and package.missing == f"energy_uj not readable: {reason}"
 
 
-ENERGY = RunEnergy(span="test span", wall_s=2.0, peak_host_memory_mib=512.0, sources={
-    "gpu0": SourceEnergy(joules=100.0, mean_watts=50.0, samples=21, peak_memory_mib=2048.0),
-    "cpu-package-0": SourceEnergy(joules=50.0, mean_watts=25.0, samples=21),
-    "cpu-package-1": SourceEnergy(joules=None, mean_watts=None, samples=0, missing="energy_uj not readable: "
-                                                                                   "Permission denied")})
+ENERGY = RunEnergy(
+    span="test span",
+    wall_s=2.0,
+    peak_host_memory_mib=512.0,
+    sources={
+        "gpu0": SourceEnergy(joules=100.0, mean_watts=50.0, samples=21, peak_memory_mib=2048.0),
+        "cpu-package-0": SourceEnergy(joules=50.0, mean_watts=25.0, samples=21),
+        "cpu-package-1": SourceEnergy(
+            joules=None, mean_watts=None, samples=0, missing="energy_uj not readable: Permission denied"
+        ),
+    },
+)
 
 
 def test_a_record_with_energy_round_trips_and_one_without_reads_as_not_measured(tmp_path):
@@ -224,7 +237,9 @@ def test_pin_to_cores_takes_the_cores_from_the_first_core_on():
     usable = sorted(os.sched_getaffinity(0))
     if len(usable) < 2:
         pytest.skip("needs two usable cores")
-    code = "import json; from stanjax.runner.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
+    code = (
+        "import json; from stanjax.runner.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == [usable[1]]
     assert sorted(os.sched_getaffinity(0)) == usable  # this process kept its own

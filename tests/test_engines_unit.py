@@ -7,8 +7,10 @@ from stanjax.runner.engines.stan import _parse_elapsed
 
 
 def test_stan_elapsed_time_report_is_parsed():
-    output = (b'{"topic":"logger","values":["info: Elapsed Time: 0.125 seconds (Warm-up)"]}\n'
-              b'{"topic":"logger","values":["info:                0.5 seconds (Sampling)"]}\n')
+    output = (
+        b'{"topic":"logger","values":["info: Elapsed Time: 0.125 seconds (Warm-up)"]}\n'
+        b'{"topic":"logger","values":["info:                0.5 seconds (Sampling)"]}\n'
+    )
     assert _parse_elapsed(output) == {"warmup": 0.125, "sampling": 0.5}
 
 
@@ -69,8 +71,13 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     from stanjax.reports.build import build
     from stanjax.runner import engines, records
 
-    new = dataclasses.replace(engines.ENGINES["numpyro"], name="fastjax", front_ends={"fastjax": "FastJAX"},
-                              factory="stanjax.runner.engines.numpyro:NumPyroEngine", order=-1)
+    new = dataclasses.replace(
+        engines.ENGINES["numpyro"],
+        name="fastjax",
+        front_ends={"fastjax": "FastJAX"},
+        factory="stanjax.runner.engines.numpyro:NumPyroEngine",
+        order=-1,
+    )
     monkeypatch.setitem(engines.ENGINES, "fastjax", new)
     runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
     quiet = records.MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
@@ -93,6 +100,7 @@ def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterati
     timings = _stan_split(zero, 0.06, 1.0, True, "httpstan", RunConfig(warmup=500, draws=1000))
     assert timings.sampler_s == pytest.approx(0.06) and timings.warmup_s == pytest.approx(0.02)
     assert "read 0 ms" in timings.source
-    measured = _stan_split([{"warmup": 0.2, "sampling": 0.6}, {"warmup": 0.1, "sampling": 0.3}], 1.0, 1.0, True,
-                           "httpstan", RunConfig())
+    measured = _stan_split(
+        [{"warmup": 0.2, "sampling": 0.6}, {"warmup": 0.1, "sampling": 0.3}], 1.0, 1.0, True, "httpstan", RunConfig()
+    )
     assert measured.sampler_s == pytest.approx(0.8) and measured.warmup_s == pytest.approx(0.8 * 0.25)

@@ -42,11 +42,19 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
     # KeyboardInterrupt on SIGINT in the child: a shell's background job (`make test &`) ignores SIGINT, and Python
     # installs its handler only when SIGINT is not ignored at start-up. Set in the child's own code, not with
     # preexec_fn: that would fork this (JAX-loaded) test process instead of spawning.
-    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-             "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('stanjax.runner.cli', run_name='__main__')")
-    proc = subprocess.Popen([sys.executable, "-c", start, *args], cwd=ROOT, start_new_session=True,
-                            stdout=stdout, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "STANJAX_TEST_TAG": tag, **({"TMPDIR": str(tmp)} if tmp else {})})
+    start = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('stanjax.runner.cli', run_name='__main__')"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", start, *args],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=stdout,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "STANJAX_TEST_TAG": tag, **({"TMPDIR": str(tmp)} if tmp else {})},
+    )
     if tmp:
         tmp.mkdir(exist_ok=True)
     results = out / records.RESULTS_FILE
@@ -57,8 +65,14 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
 
 
 def stanjax(*args, env=None, **kwargs):
-    return subprocess.run([sys.executable, "-m", "stanjax.runner.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "stanjax.runner.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        **kwargs,
+    )
 
 
 def stanjax_folders(tmp: Path) -> list[str]:
@@ -86,7 +100,7 @@ def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tm
     assert f"{len(before)} of 3 runs already recorded" in resumed.stdout
     after = records.read(out)
     assert sorted(r.repeat for r in after) == [0, 1, 2]
-    assert [r.run_id for r in after[:len(before)]] == [r.run_id for r in before]
+    assert [r.run_id for r in after[: len(before)]] == [r.run_id for r in before]
     assert {r.campaign_id for r in after} == {before[0].campaign_id}  # one campaign: its blocks still pair
 
 
@@ -116,8 +130,19 @@ def test_a_worker_never_outlives_its_campaign(tmp_path, how):
 
 def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
     out = tmp_path / "results"
-    proc = stanjax("run", "--suite", "tiny", "--models", EIGHT, "--out", str(out), "--timeout", "30",
-                   env={"STANJAX_FAULT": "numpyro:hang"}, timeout=600)
+    proc = stanjax(
+        "run",
+        "--suite",
+        "tiny",
+        "--models",
+        EIGHT,
+        "--out",
+        str(out),
+        "--timeout",
+        "30",
+        env={"STANJAX_FAULT": "numpyro:hang"},
+        timeout=600,
+    )
     assert proc.returncode == 1
     by_engine = {r.engine: r for r in records.read(out)}
     assert by_engine["numpyro"].status == "timeout" and "timed out after 30 s" in by_engine["numpyro"].error
@@ -128,8 +153,17 @@ def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
 
 def test_a_crashing_engine_leaves_the_other_engines_records_intact(tmp_path):
     out = tmp_path / "results"
-    proc = stanjax("run", "--suite", "tiny", "--models", EIGHT, "--out", str(out),
-                   env={"STANJAX_FAULT": "numpyro:crash"}, timeout=600)
+    proc = stanjax(
+        "run",
+        "--suite",
+        "tiny",
+        "--models",
+        EIGHT,
+        "--out",
+        str(out),
+        env={"STANJAX_FAULT": "numpyro:crash"},
+        timeout=600,
+    )
     assert proc.returncode == 1 and "1 of 2 runs ok" in proc.stdout
     by_engine = {r.engine: r for r in records.read(out)}
     assert by_engine["numpyro"].status == "error"
@@ -163,17 +197,36 @@ def test_sigterm_stops_the_campaign_like_ctrl_c(tmp_path):
     stdout, _ = proc.communicate(timeout=120)
     assert proc.returncode == 143
     finished = len(records.read(out))
-    assert stdout.strip().splitlines()[-1] == f"interrupted (SIGTERM): {finished} of 20 runs finished and recorded in {out}"
+    assert (
+        stdout.strip().splitlines()[-1]
+        == f"interrupted (SIGTERM): {finished} of 20 runs finished and recorded in {out}"
+    )
     assert gone(tag) and stanjax_folders(tmp_path / "tmp") == []
 
 
 def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
     out = tmp_path / "results"
     tag = f"worker-kill-{os.getpid()}-{time.monotonic_ns()}"
-    proc = subprocess.Popen([sys.executable, "-m", "stanjax.runner.cli", "run", "--suite", "tiny", "--models", EIGHT,
-                             "--engines", "numpyro", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL,
-                            env={**os.environ, "STANJAX_TEST_TAG": tag, "STANJAX_FAULT": "numpyro:hang"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stanjax.runner.cli",
+            "run",
+            "--suite",
+            "tiny",
+            "--models",
+            EIGHT,
+            "--engines",
+            "numpyro",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "STANJAX_TEST_TAG": tag, "STANJAX_FAULT": "numpyro:hang"},
+    )
     deadline = time.monotonic() + 120
     workers = []
     while not workers and time.monotonic() < deadline:

@@ -59,19 +59,27 @@ def test_estimates_come_from_the_same_setup_else_say_how_they_were_made(history)
     assert "scaled" in basis and seconds == pytest.approx(3 * statistics.median(covtype))
     # Runs at two sizes show how the cost grows: a run 8 times longer at twice N (a Cholesky's N^3) scales as N^3,
     # not in proportion (issue 39: a GP at N = 500 took 10 minutes a run where N = 100 scaled by 5 said 3.7)
-    at_2n = [replace(r, wall_s=8 * r.wall_s, sizes={**r.sizes, "N": 2 * n}) for r in history
-             if r.model_id == COVTYPE and r.engine == "stan" and r.status == "ok"]
+    at_2n = [
+        replace(r, wall_s=8 * r.wall_s, sizes={**r.sizes, "N": 2 * n})
+        for r in history
+        if r.model_id == COVTYPE and r.engine == "stan" and r.status == "ok"
+    ]
     seconds, basis = Estimator(history + at_2n)(Job(COVTYPE, "stan", with_fields(TINY, resize=(("N", n * 4),))))
     assert seconds == pytest.approx(64 * statistics.median(covtype)) and basis.endswith(
-        f"scaled to {4 * n} as N^3 (the power from the runs at N={n})")
+        f"scaled to {4 * n} as N^3 (the power from the runs at N={n})"
+    )
 
     assert "other devices or settings" in estimate(Job(EIGHT, "stan", RunConfig(size="tiny", chains=7)))[1]
     assert estimate(Job(COVTYPE, "stan", RunConfig(size="small", chains=7)))[1] == "no earlier run: a guess"
 
     # A machine with a GPU is the better witness of a GPU box: its runs are used where there are any.
-    on_gpu_box = [replace(stan[0], wall_s=999.0,
-                          provenance=replace(stan[0].provenance,
-                                             machine=replace(stan[0].provenance.machine, gpu=["NVIDIA H100"])))]
+    on_gpu_box = [
+        replace(
+            stan[0],
+            wall_s=999.0,
+            provenance=replace(stan[0].provenance, machine=replace(stan[0].provenance.machine, gpu=["NVIDIA H100"])),
+        )
+    ]
     assert Estimator(history + on_gpu_box)(Job(EIGHT, "stan", TINY))[0] == 999.0
 
 
@@ -103,8 +111,11 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     first = [item.job.engine for item in plan.units[0].items if item.lane == "cpu"]
     # one at a time, block by block, the order alternating from block to block
     assert first == ["stan", "numpyro", "numpyro", "stan"] * 2 + ["stan", "numpyro"]  # 5 blocks
-    assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == \
-        {"numpyro", "blackjax_nuts", "blackjax_chees"}
+    assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == {
+        "numpyro",
+        "blackjax_nuts",
+        "blackjax_chees",
+    }
 
     everything = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
     assert {u.phase for u in everything.units} == set(PHASES)
@@ -141,10 +152,11 @@ def test_steps_stop_a_lane_at_the_first_item_it_has_no_time_for():
 
 def tiny_plan(cpus: int) -> Plan:
     """Two lanes on the CPU (NumPyro standing in for the GPU lane): one item each fits the first step."""
-    jobs = {"gpu": [Job(EIGHT, "numpyro", TINY, repeat, Placement(), "numpyro", 7, 1, 0) for repeat in (0, 1)],
-            "cpu": [Job(EIGHT, "stan", TINY, repeat, Placement(), "bundled", 7, 1, 1) for repeat in (0, 1)]}
-    items = [Item(lane, "", 20.0 if job.repeat == 0 else 900.0, "test", job=job)
-             for lane in jobs for job in jobs[lane]]
+    jobs = {
+        "gpu": [Job(EIGHT, "numpyro", TINY, repeat, Placement(), "numpyro", 7, 1, 0) for repeat in (0, 1)],
+        "cpu": [Job(EIGHT, "stan", TINY, repeat, Placement(), "bundled", 7, 1, 1) for repeat in (0, 1)],
+    }
+    items = [Item(lane, "", 20.0 if job.repeat == 0 else 900.0, "test", job=job) for lane in jobs for job in jobs[lane]]
     return Plan(3600, 1000, cpus, 1, [Unit("a", "eight schools tiny", items)])
 
 
@@ -179,6 +191,7 @@ def test_a_step_runs_both_lanes_at_once_and_the_next_goes_on_where_it_stopped(tm
         with tarfile.open(archive) as tar:
             member = next(m for m in tar.getmembers() if m.name.endswith("results.jsonl"))
             return sorted(json.loads(line)["repeat"] for line in tar.extractfile(member).read().splitlines())
+
     assert runs_in(first[0]) == [0, 0] and runs_in(second[0]) == [1, 1]
 
 
@@ -203,19 +216,35 @@ def test_archives_split_into_parts_under_the_limit_and_keep_every_record(tmp_pat
 
 
 def test_the_dry_run_prints_the_plan_and_needs_no_gpu(tmp_path, capsys):
-    code = main(["campaign", "gpu", "--dry-run", "--cores", "16", "--budget", "20m", "--out", str(tmp_path / "c"),
-                 "--history", str(FIXTURES)])
+    code = main(
+        [
+            "campaign",
+            "gpu",
+            "--dry-run",
+            "--cores",
+            "16",
+            "--budget",
+            "20m",
+            "--out",
+            str(tmp_path / "c"),
+            "--history",
+            str(FIXTURES),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "step 1: about" in out and "left out:" in out and "median of" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--budget", "5x"], "invalid duration"),
-    (["--phases", "az", "--dry-run", "--cores", "16"], "--phases"),
-    (["--step", "30s", "--dry-run", "--cores", "16"], "--step"),
-    (["--cores", "16", "--gpu-cores", "16", "--dry-run"], "--gpu-cores"),
-    (["--cores", "1000"], "--cores"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--budget", "5x"], "invalid duration"),
+        (["--phases", "az", "--dry-run", "--cores", "16"], "--phases"),
+        (["--step", "30s", "--dry-run", "--cores", "16"], "--step"),
+        (["--cores", "16", "--gpu-cores", "16", "--dry-run"], "--gpu-cores"),
+        (["--cores", "1000"], "--cores"),
+    ],
+)
 def test_bad_options_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) if "duration" in message else nullcontext() as stop:
         code = main(["campaign", "gpu", "--out", str(tmp_path), *argv])
@@ -225,8 +254,20 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
 
 
 def test_without_a_gpu_a_step_refuses_before_anything_runs(tmp_path, capsys):
-    code = main(["campaign", "gpu", "--out", str(tmp_path / "c"), "--cores", "2", "--gpu-cores", "1",
-                 "--history", str(FIXTURES)])
+    code = main(
+        [
+            "campaign",
+            "gpu",
+            "--out",
+            str(tmp_path / "c"),
+            "--cores",
+            "2",
+            "--gpu-cores",
+            "1",
+            "--history",
+            str(FIXTURES),
+        ]
+    )
     assert code == 2 and "no GPU" in capsys.readouterr().err and not (tmp_path / "c").exists()
 
 

@@ -24,15 +24,24 @@ def checkout(tmp_path) -> Path:
     db = tmp_path / "posteriordb" / "posterior_database"
     for folder in ("posteriors", "models/stan", "data/data", "reference_posteriors/draws/draws"):
         (db / folder).mkdir(parents=True)
-    (db / "posteriors" / "garch-garch11.json").write_text(json.dumps({
-        "name": "garch-garch11", "model_name": "garch11", "data_name": "garch",
-        "reference_posterior_name": "garch-garch11", "keywords": ["time series"]}))
+    (db / "posteriors" / "garch-garch11.json").write_text(
+        json.dumps(
+            {
+                "name": "garch-garch11",
+                "model_name": "garch11",
+                "data_name": "garch",
+                "reference_posterior_name": "garch-garch11",
+                "keywords": ["time series"],
+            }
+        )
+    )
     shutil.copyfile(GARCH / "garch11.stan", db / "models" / "stan" / "garch11.stan")
     data = json.loads((GARCH / "garch.json").read_text()) | {"T": 200.0, "unused": [1, 2]}  # a whole-number real
     with zipfile.ZipFile(db / "data" / "data" / "garch.json.zip", "w") as archive:
         archive.writestr("garch.json", json.dumps(data))
-    shutil.copyfile(GARCH / "garch-garch11.json.zip", db / "reference_posteriors" / "draws" / "draws" /
-                    "garch-garch11.json.zip")
+    shutil.copyfile(
+        GARCH / "garch-garch11.json.zip", db / "reference_posteriors" / "draws" / "draws" / "garch-garch11.json.zip"
+    )
     return db.parent
 
 
@@ -53,7 +62,9 @@ def test_a_posterior_is_laid_out_as_a_pair_with_an_outside_truth(checkout, into,
     assert program.startswith("// posteriordb's program garch11, unchanged: stan-dev/posteriordb at ")
     assert program.endswith((GARCH / "garch11.stan").read_text())
     carried = json.loads((into / "models" / "posteriordb" / "garch.json").read_text())
-    assert carried["left_out"] == ["unused"] and carried["source"].endswith("posterior_database/data/data/garch.json.zip")
+    assert carried["left_out"] == ["unused"] and carried["source"].endswith(
+        "posterior_database/data/data/garch.json.zip"
+    )
     assert carried["data"]["T"] == 200 and isinstance(carried["data"]["T"], int)
     assert "garch-garch11" in (into / "models" / "posteriordb" / "SOURCE.md").read_text()
     stub = (into / "jax_models" / "garch11.py").read_text()
@@ -62,9 +73,8 @@ def test_a_posterior_is_laid_out_as_a_pair_with_an_outside_truth(checkout, into,
 
     models.add_model_dir(into)
     spec = models.get("garch-garch11")
-    assert [(p.name, p.shape) for p in spec.parameters] == [("mu", ()), ("alpha0", ()), ("alpha1", ()),
-                                                            ("beta1", ())]
-    assert "parameters=(Parameter(\"mu\"), Parameter(\"alpha0\")," in (into / "models" / "garch-garch11.py").read_text()
+    assert [(p.name, p.shape) for p in spec.parameters] == [("mu", ()), ("alpha0", ()), ("alpha1", ()), ("beta1", ())]
+    assert 'parameters=(Parameter("mu"), Parameter("alpha0"),' in (into / "models" / "garch-garch11.py").read_text()
     data = spec.data("default", seed=1)
     assert data["y"].dtype == np.float64 and data["T"] == 200 and "unused" not in data
     assert spec.data("tiny", seed=7).keys() == data.keys()  # fixed data: every preset, any seed
@@ -89,17 +99,27 @@ def test_importing_twice_or_an_unknown_posterior_exits_2_with_one_line(checkout,
 def test_the_repositorys_posteriordb_models_name_their_source_and_truth():
     """Every model laid out by the import: its program's header and SOURCE.md name posteriordb; a reference, where
     carried, is an outside truth for the model's data at every preset."""
-    carried = [spec for spec in models.registry().values() if spec.home is None
-               and (models.MODELS_DIR / f"{spec.id}.py").read_text().count("posteriordb.fixed_data")]
-    assert {spec.id for spec in carried} >= {"arma-arma11", "dogs-dogs", "low_dim_gauss_mix-low_dim_gauss_mix",
-                                              "sblrc-blr", "gp_pois_regr-gp_pois_regr"}
+    carried = [
+        spec
+        for spec in models.registry().values()
+        if spec.home is None and (models.MODELS_DIR / f"{spec.id}.py").read_text().count("posteriordb.fixed_data")
+    ]
+    assert {spec.id for spec in carried} >= {
+        "arma-arma11",
+        "dogs-dogs",
+        "low_dim_gauss_mix-low_dim_gauss_mix",
+        "sblrc-blr",
+        "gp_pois_regr-gp_pois_regr",
+    }
     listed = (models.MODELS_DIR / "posteriordb" / "SOURCE.md").read_text()
     for spec in carried:
         header = spec.stan_file.read_text().splitlines()[0]
         assert header.startswith(f"// posteriordb's program {spec.model_name}")
         if "unchanged" not in header:  # a change needed to sample at all: said in the program and the spec
-            assert "one change" in spec.stan_file.read_text() and "The change:" in (
-                models.MODELS_DIR / f"{spec.id}.py").read_text()
+            assert (
+                "one change" in spec.stan_file.read_text()
+                and "The change:" in (models.MODELS_DIR / f"{spec.id}.py").read_text()
+            )
         assert f"`{spec.id}`" in listed
         data_hash = models.data_hash(spec.data("default", 1))
         for size in models.SIZE_NAMES:

@@ -26,9 +26,16 @@ AVX = re.compile(r"%[yz]mm\d|^\s*[0-9a-f]+:\s+v[a-z0-9]+\s", re.MULTILINE)
 
 def avx_instructions(objects: list[Path]) -> int:
     """How many instructions of ``objects``' disassembly (objdump -d) are AVX ones."""
-    return sum(len(AVX.findall(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(path)],
-                                              capture_output=True, text=True, check=True).stdout))
-               for path in objects)
+    return sum(
+        len(
+            AVX.findall(
+                subprocess.run(
+                    ["objdump", "-d", "--no-show-raw-insn", str(path)], capture_output=True, text=True, check=True
+                ).stdout
+            )
+        )
+        for path in objects
+    )
 
 
 def test_host_features_come_from_cpuinfo_flags(tmp_path):
@@ -42,19 +49,24 @@ def test_each_isa_is_its_own_httpstan_cache_entry():
     import httpstan.models
 
     stan_file = EIGHT_SCHOOLS.stan_file
-    names = {build: httpstan.models.calculate_model_name(HttpstanBackend.program_code(stan_file, build))
-             for build in ISAS}
+    names = {
+        build: httpstan.models.calculate_model_name(HttpstanBackend.program_code(stan_file, build)) for build in ISAS
+    }
     plain = httpstan.models.calculate_model_name(EIGHT_SCHOOLS.stan_file.read_text())
     assert len({*names.values(), plain}) == 3, names
 
 
 def test_cmdstan_gets_the_isas_flag_and_main_object_in_its_cache_key():
     code = EIGHT_SCHOOLS.stan_file.read_text()
-    assert CmdStanBackend.cpp_options(code, "native") == {"CXXFLAGS_OPTIM": "-march=native",
-                                                          "CMDSTAN_MAIN_O": "src/cmdstan/main_march-native.o"}
+    assert CmdStanBackend.cpp_options(code, "native") == {
+        "CXXFLAGS_OPTIM": "-march=native",
+        "CMDSTAN_MAIN_O": "src/cmdstan/main_march-native.o",
+    }
     assert CmdStanBackend.cpp_options("reduce_sum", "x86-64-v2") == {
-        "CXXFLAGS_OPTIM": "-march=x86-64-v2", "STAN_THREADS": True,
-        "CMDSTAN_MAIN_O": "src/cmdstan/main_threads_march-x86-64-v2.o"}
+        "CXXFLAGS_OPTIM": "-march=x86-64-v2",
+        "STAN_THREADS": True,
+        "CMDSTAN_MAIN_O": "src/cmdstan/main_threads_march-x86-64-v2.o",
+    }
     # One main object (CmdStan's NUTS) per ISA and threading, never CmdStan's own, which `make build` compiled
     # without the ISA's flags: a native model linked with it died in NUTS ("double free or corruption").
     mains = {CmdStanBackend.main_object(build, threads) for build in ISAS for threads in (False, True)}
@@ -111,8 +123,14 @@ def test_xla_code_has_avx_for_the_host_and_none_capped_at_sse4_2(tmp_path):
     found, infos = {}, {}
     for build in ISAS:
         dump = tmp_path / build
-        done = subprocess.run([WORKER_PYTHON, "-c", JAX_PROBE, build, str(dump)], cwd=ROOT, capture_output=True,
-                              text=True, timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+        done = subprocess.run(
+            [WORKER_PYTHON, "-c", JAX_PROBE, build, str(dump)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        )
         assert done.returncode == 0, done.stderr
         infos[build] = json.loads(done.stdout.splitlines()[-1])
         objects = list(dump.glob("*jit__lambda*.o"))

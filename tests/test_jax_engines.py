@@ -20,8 +20,10 @@ LOGISTIC = "covtype_synth-logistic_regression"
 # Each engine's settings here are those of a run another test makes of the same model (NUTS: the tiny suite's, as in
 # test_jax_engines_run_through_the_cli_and_pass_the_gates; ChEES: the chains study's 4-chain run at its tiny scale),
 # so the programs compiled here are the ones that run's worker finds in JAX's persistent cache, and not compiled twice.
-TRACE_SETTINGS = {"blackjax_nuts": (SUITES["tiny"]["warmup"], SUITES["tiny"]["draws"]),
-                  "blackjax_chees": ITERATIONS["tiny"]}
+TRACE_SETTINGS = {
+    "blackjax_nuts": (SUITES["tiny"]["warmup"], SUITES["tiny"]["draws"]),
+    "blackjax_chees": ITERATIONS["tiny"],
+}
 
 
 @pytest.mark.parametrize("engine_name", ["blackjax_nuts", "blackjax_chees"])
@@ -31,8 +33,9 @@ def test_blackjax_traces_warmup_and_sampling_once_each(engine_name):
     warmup, draws = TRACE_SETTINGS[engine_name]
     config = RunConfig(size="tiny", chains=4, warmup=warmup, draws=draws)
     engine = get_engine(engine_name)
-    result = engine.sample(engine.compile(spec), spec.data("tiny", 1), config, seed=5,
-                           placement=Placement("cpu", "float64", "vectorized"))
+    result = engine.sample(
+        engine.compile(spec), spec.data("tiny", 1), config, seed=5, placement=Placement("cpu", "float64", "vectorized")
+    )
     assert result.info["traces"] == {"warmup": 1, "sampling": 1}
     assert result.draws["beta"].shape == (4, draws, 5)
     assert result.stats.n_leapfrog.shape == (4, draws) and result.stats.n_leapfrog.min() >= 1
@@ -51,12 +54,32 @@ def test_blackjax_refuses_one_device_per_chain():
 @pytest.mark.slow
 def test_jax_engines_run_through_the_cli_and_pass_the_gates(tmp_path):
     out = tmp_path / "results"
-    assert main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, LOGISTIC,
-                 "--engines", "blackjax_nuts", "numpyro", "--chain-method", "vectorized", "--cores", "1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                EIGHT_SCHOOLS,
+                LOGISTIC,
+                "--engines",
+                "blackjax_nuts",
+                "numpyro",
+                "--chain-method",
+                "vectorized",
+                "--cores",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     recs = records.read(out)
     assert sorted((r.model_id, r.engine) for r in recs) == sorted(
-        (m, e) for m in (EIGHT_SCHOOLS, LOGISTIC) for e in ("blackjax_nuts", "numpyro"))
+        (m, e) for m in (EIGHT_SCHOOLS, LOGISTIC) for e in ("blackjax_nuts", "numpyro")
+    )
     for r in recs:
         assert r.status == "ok" and r.valid, (r.model_id, r.engine, r.failed_gates)
         assert (r.device, r.precision, r.chain_method) == ("cpu", "float64", "vectorized")
@@ -74,8 +97,9 @@ def test_many_chains_start_in_superchains(chains, starts):
     spec = models.get(EIGHT_SCHOOLS)
     config = RunConfig(size="tiny", chains=chains)
     jax = start_jax(Placement("cpu", "float64", "vectorized"), chains)
-    points, _, _ = initial_points(jax, jax_models.load(spec.model_name), spec.data("tiny", 1), config,
-                                  jax.random.PRNGKey(3))
+    points, _, _ = initial_points(
+        jax, jax_models.load(spec.model_name), spec.data("tiny", 1), config, jax.random.PRNGKey(3)
+    )
     mu = np.asarray(points["mu"])
     assert mu.shape == (chains,) and len(set(mu.tolist())) == starts
     if config.superchains:
@@ -88,9 +112,32 @@ def test_many_chains_start_in_superchains(chains, starts):
 def test_a_many_chain_run_is_gated_on_nested_rhat(tmp_path, engine_name):
     """64 short chains through the CLI: the record holds the superchain layout and the nested R-hat gate."""
     out = tmp_path / "results"
-    assert main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", engine_name,
-                 "--chain-method", "vectorized", "--chains", "64", "--warmup", "300", "--draws", "100",
-                 "--cores", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--suite",
+                "tiny",
+                "--models",
+                EIGHT_SCHOOLS,
+                "--engines",
+                engine_name,
+                "--chain-method",
+                "vectorized",
+                "--chains",
+                "64",
+                "--warmup",
+                "300",
+                "--draws",
+                "100",
+                "--cores",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (record,) = records.read(out)
     assert record.status == "ok" and record.metrics.superchains == 16
     assert record.engine_info["superchains"] == 16

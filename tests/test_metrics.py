@@ -14,8 +14,9 @@ def result(draws, n_leapfrog=7, warmup_gradients=None, divergent_draws=0):
     return SampleResult(
         draws=draws,
         timings=Timings(compile_s=3.0, warmup_s=1.5, sampling_s=2.0, user_s=4.0, source="test"),
-        stats=SamplerStats(n_leapfrog=np.full((chains, n), n_leapfrog), divergent=divergent,
-                           warmup_gradients=warmup_gradients),
+        stats=SamplerStats(
+            n_leapfrog=np.full((chains, n), n_leapfrog), divergent=divergent, warmup_gradients=warmup_gradients
+        ),
         info={},
     )
 

@@ -16,8 +16,11 @@ IDS = [spec.id for spec in SPECS]
 
 
 def test_registry_has_the_three_first_models():
-    assert {"eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression",
-            "tennis_synth-bradley_terry_hierarchical"} <= set(IDS)
+    assert {
+        "eight_schools-eight_schools_noncentered",
+        "covtype_synth-logistic_regression",
+        "tennis_synth-bradley_terry_hierarchical",
+    } <= set(IDS)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
@@ -42,14 +45,22 @@ def test_data_bits_do_not_depend_on_the_cpu():
     simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
     if not simd:
         pytest.skip("this CPU has none of NumPy's dispatched SIMD feature sets to switch off")
-    script = ("from stanjax import models; from numpy._core import _multiarray_umath as u; "
-              "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
-              "print(' '.join(models.data_hash(s.data(size, seed=3)) "
-              "for s in models.registry().values() for size in ('tiny', 'small')))")
+    script = (
+        "from stanjax import models; from numpy._core import _multiarray_umath as u; "
+        "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
+        "print(' '.join(models.data_hash(s.data(size, seed=3)) "
+        "for s in models.registry().values() for size in ('tiny', 'small')))"
+    )
 
     def hashes(**env):
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                             cwd=models.ROOT, env={**os.environ, **env}).stdout.splitlines()
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=models.ROOT,
+            env={**os.environ, **env},
+        ).stdout.splitlines()
         return out[0], out[1]
 
     (used, plain), (unused, scalar) = hashes(), hashes(NPY_DISABLE_CPU_FEATURES=" ".join(simd))
@@ -81,8 +92,11 @@ def test_spec_parameters_match_stan_and_numpyro(spec):
     assert declarations(spec.stan_file.read_text(), "parameters", data) == expected
     model = jax_models.load(spec.model_name)
     trace = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data)
-    latent = {name: site["value"].shape for name, site in trace.items()
-              if site["type"] == "sample" and not site["is_observed"]}
+    latent = {
+        name: site["value"].shape
+        for name, site in trace.items()
+        if site["type"] == "sample" and not site["is_observed"]
+    }
     assert latent == expected
 
 
@@ -93,10 +107,13 @@ def test_unknown_model_and_size_name_the_choices():
         models.get("covtype_synth-logistic_regression").size_kwargs("huge")
 
 
-@pytest.mark.parametrize("model_id, sizes", [
-    ("covtype_synth-logistic_regression", {"N": 0, "D": 3}),
-    ("tennis_synth-bradley_terry_hierarchical", {"n_players": 1, "n_matches": 10}),
-])
+@pytest.mark.parametrize(
+    "model_id, sizes",
+    [
+        ("covtype_synth-logistic_regression", {"N": 0, "D": 3}),
+        ("tennis_synth-bradley_terry_hierarchical", {"n_players": 1, "n_matches": 10}),
+    ],
+)
 def test_generators_reject_invalid_sizes(model_id, sizes):
     with pytest.raises(ValueError):
         models.get(model_id).generate(1, **sizes)
@@ -129,15 +146,20 @@ def test_sp500_stochastic_volatility_is_the_gym_targets_posterior():
     offsets = []
     numpyro.enable_x64()  # as the density check evaluates it
     prior = Predictive(model, num_samples=5, return_sites=[p.name for p in spec.parameters])(
-        jax.random.PRNGKey(0), **{k: v for k, v in data.items() if k != "centered_returns"})
+        jax.random.PRNGKey(0), **{k: v for k, v in data.items() if k != "centered_returns"}
+    )
     for point in ({name: np.asarray(draws[i], dtype=np.float64) for name, draws in prior.items()} for i in range(5)):
         ours, trace = log_density(model, (), data, {k: jnp.asarray(v) for k, v in point.items()})
         phi, scale = point["persistence_of_volatility"], point["white_noise_shock_scale"]
         mu, h = float(trace["mean_log_volatility"]["value"]), np.asarray(trace["log_volatility"]["value"])
         assert h[0] == pytest.approx(point["initial_log_volatility"])
-        target = (stats.beta.logpdf((phi + 1) / 2, 20, 1.5) + stats.cauchy.logpdf(mu, 0, 5)
-                  + stats.halfcauchy.logpdf(scale, 0, 2) + stats.norm.logpdf(h[0], mu, scale / np.sqrt(1 - phi**2))
-                  + stats.norm.logpdf(h[1:], mu + phi * (h[:-1] - mu), scale).sum()
-                  + stats.norm.logpdf(data["centered_returns"], 0, np.exp(h / 2)).sum())
+        target = (
+            stats.beta.logpdf((phi + 1) / 2, 20, 1.5)
+            + stats.cauchy.logpdf(mu, 0, 5)
+            + stats.halfcauchy.logpdf(scale, 0, 2)
+            + stats.norm.logpdf(h[0], mu, scale / np.sqrt(1 - phi**2))
+            + stats.norm.logpdf(h[1:], mu + phi * (h[:-1] - mu), scale).sum()
+            + stats.norm.logpdf(data["centered_returns"], 0, np.exp(h / 2)).sum()
+        )
         offsets.append(float(ours) - target - (data["T"] * np.log(scale) - np.log(1 - phi**2) / 2))
     assert np.ptp(offsets) <= 1e-8 * max(1.0, abs(offsets[0])), offsets

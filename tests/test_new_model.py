@@ -29,15 +29,34 @@ def test_a_model_that_sorts_first_breaks_no_test(tmp_path):
     source = models.get(SOURCE_ID)
     name = THROWAWAY.split("-", 1)[1]
     (copy / "models" / f"{THROWAWAY}.py").write_text(
-        (models.MODELS_DIR / f"{SOURCE_ID}.py").read_text().replace(f'"{SOURCE_ID}"', f'"{THROWAWAY}"'))
+        (models.MODELS_DIR / f"{SOURCE_ID}.py").read_text().replace(f'"{SOURCE_ID}"', f'"{THROWAWAY}"')
+    )
     shutil.copyfile(source.stan_file, copy / "stan" / f"{name}.stan")
     (copy / "jax_models" / f"{name}.py").write_text(
-        re.sub(rf"\bdef {source.model_name}\(", f"def {name}(", source.jax_file.read_text()))
+        re.sub(rf"\bdef {source.model_name}\(", f"def {name}(", source.jax_file.read_text())
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests/test_models.py", "tests/test_cli.py",
-         "tests/test_density.py", "-k", f"not test_density.py or {THROWAWAY}"],
-        cwd=copy, capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(copy)})
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_models.py",
+            "tests/test_cli.py",
+            "tests/test_density.py",
+            "-k",
+            f"not test_density.py or {THROWAWAY}",
+        ],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(copy)},
+    )
     assert done.returncode == 0, done.stdout[-3000:]
-    assert f"test_density.py::test_stan_and_numpyro_log_densities_differ_by_a_constant[{THROWAWAY}] PASSED" \
-        in done.stdout
+    assert (
+        f"test_density.py::test_stan_and_numpyro_log_densities_differ_by_a_constant[{THROWAWAY}] PASSED" in done.stdout
+    )
     assert f"test_models.py::test_files_exist_for_every_id[{THROWAWAY}] PASSED" in done.stdout

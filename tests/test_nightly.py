@@ -27,7 +27,8 @@ def test_two_nightly_runs_the_second_compared_with_the_first(tmp_path, capsys):
     assert comparison["new"]["campaigns"] == [records.read(second)[0].campaign_id]
     assert code == (1 if comparison["regressed"] else 0)
     assert {(e["label"], e["n_base"], e["n_new"]) for e in comparison["entries"]} <= {
-        (label, n, m) for label in ("Stan-CPU", "NumPyro-CPU") for n in range(3) for m in range(3)}
+        (label, n, m) for label in ("Stan-CPU", "NumPyro-CPU") for n in range(3) for m in range(3)
+    }
     html = (second / "report" / "index.html").read_text()
     assert '<section id="nightly">' in html and f"History: {EIGHT} (tiny)" in html
     assert not (first / "regressions.json").exists()  # the first night had nothing to compare with
@@ -38,8 +39,22 @@ def test_two_nightly_runs_the_second_compared_with_the_first(tmp_path, capsys):
 
 
 def test_a_missing_baseline_or_history_is_bad_input(tmp_path, capsys):
-    assert main(["nightly", "--history", str(tmp_path), "--baseline", str(tmp_path / "nope"),
-                 "--models", EIGHT, "--size", "tiny"]) == 2
+    assert (
+        main(
+            [
+                "nightly",
+                "--history",
+                str(tmp_path),
+                "--baseline",
+                str(tmp_path / "nope"),
+                "--models",
+                EIGHT,
+                "--size",
+                "tiny",
+            ]
+        )
+        == 2
+    )
     assert "no results at" in capsys.readouterr().err
     assert main(["nightly", "--history", str(tmp_path), "--alpha", "2", "--size", "tiny"]) == 2
     assert history.run_folders(tmp_path) == []  # nothing ran

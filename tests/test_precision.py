@@ -31,15 +31,23 @@ print(json.dumps({"dtype": str(init.z["beta"].dtype),
 
 
 def matmul_precisions(planted: bool) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROGRAM, "planted" if planted else "engines"], cwd=ROOT,
-                          capture_output=True, text=True, env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, "planted" if planted else "engines"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def full_float32(found: dict) -> bool:
-    return found["dtype"] == "float32" and bool(found["precisions"]) and all(
-        pair == ["HIGHEST", "HIGHEST"] for pair in found["precisions"])
+    return (
+        found["dtype"] == "float32"
+        and bool(found["precisions"])
+        and all(pair == ["HIGHEST", "HIGHEST"] for pair in found["precisions"])
+    )
 
 
 @pytest.mark.parametrize("planted", [False, True], ids=["engines", "planted-default-precision"])

@@ -3,8 +3,10 @@
 from tests import precompile
 
 # What GCC 12 printed (-Winvalid-pch) for a header built with -DNDEBUG, used by a compile without it.
-REFUSED = ("cc1plus: warning: ./pchdir/g0.hpp.gch: not used because `NDEBUG' not defined [-Winvalid-pch]\n"
-           "                 from ./pchdir/g0.hpp:1,\n")
+REFUSED = (
+    "cc1plus: warning: ./pchdir/g0.hpp.gch: not used because `NDEBUG' not defined [-Winvalid-pch]\n"
+    "                 from ./pchdir/g0.hpp:1,\n"
+)
 
 
 def test_a_refused_header_is_seen_with_its_reason():

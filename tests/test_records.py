@@ -59,7 +59,7 @@ def test_torn_last_line_is_skipped_with_a_warning(tmp_path):
 def test_corrupt_line_in_the_middle_is_skipped_and_the_rest_kept(tmp_path):
     path = tmp_path / "results.jsonl"
     good = json.dumps(measurement(1)) + "\n"
-    path.write_text(good + 'not json\n' + good)
+    path.write_text(good + "not json\n" + good)
     with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
         assert len(records.read_measurements(path)) == 2
 
@@ -102,13 +102,15 @@ def test_future_schema_is_refused(tmp_path):
         records.read(path)
 
 
-RECORD = {"schema_version": records.SCHEMA_VERSION, "kind": "measurement", "model_id": "m",
-          "note": "ü <x> \\ \"q\""}
+RECORD = {"schema_version": records.SCHEMA_VERSION, "kind": "measurement", "model_id": "m", "note": 'ü <x> \\ "q"'}
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(n=st.integers(1, 6), cut=st.integers(0, 10_000),
-       damage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(min_size=1, max_size=3)), max_size=3))
+@given(
+    n=st.integers(1, 6),
+    cut=st.integers(0, 10_000),
+    damage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(min_size=1, max_size=3)), max_size=3),
+)
 def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, damage):
     """Truncate anywhere and overwrite random bytes: read() returns every intact line's record (a damaged
     schema_version may read as another schema, refused if nothing else is left) and never raises anything else."""
@@ -116,8 +118,8 @@ def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, 
     blob = bytearray(b"".join(lines))
     for position, junk in damage:
         position %= len(blob)
-        blob[position:position + len(junk)] = junk
-    blob = bytes(blob[:cut % (len(blob) + 1)])
+        blob[position : position + len(junk)] = junk
+    blob = bytes(blob[: cut % (len(blob) + 1)])
     path = tmp_path / "results.jsonl"
     path.write_bytes(blob)
     intact = [i for i, line in enumerate(lines) if line in blob.split(b"\n") or line.rstrip(b"\n") in blob.split(b"\n")]
@@ -153,14 +155,20 @@ def test_workers_get_fixed_malloc_thresholds_unless_the_user_set_their_own(user_
         assert records.provenance().glibc_tunables == expected
     finally:
         records.provenance.cache_clear()
-    shown = subprocess.run([sys.executable, "-c", "import os; print(os.environ['GLIBC_TUNABLES'])"],
-                           env=records.worker_env(), capture_output=True, text=True, check=True)
+    shown = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.environ['GLIBC_TUNABLES'])"],
+        env=records.worker_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert shown.stdout.strip() == expected
 
 
 def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
-    h100 = records.Machine(cpu="AMD EPYC 7B13 64-Core Processor", cores=16,
-                           gpu=["NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"])
+    h100 = records.Machine(
+        cpu="AMD EPYC 7B13 64-Core Processor", cores=16, gpu=["NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"]
+    )
     assert h100.slug == "h100-80gb-hbm3-16core"
     assert records.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2).slug == "xeon-2core"
     assert records.Machine(cpu="", cores=4).slug == "cpu-4core"
@@ -168,30 +176,59 @@ def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
 
 def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_path):
     path = tmp_path / "results.jsonl"
-    run = {"schema_version": 1, "model_id": "m", "device": "cpu", "engine": "stan",
-           "engine_info": {"stan_interface": "pystan"}, "metrics": {"ess_per_s_cold": 1.0, "ess_per_s": 2.0}}
+    run = {
+        "schema_version": 1,
+        "model_id": "m",
+        "device": "cpu",
+        "engine": "stan",
+        "engine_info": {"stan_interface": "pystan"},
+        "metrics": {"ess_per_s_cold": 1.0, "ess_per_s": 2.0},
+    }
     measurement = {"schema_version": 1, "kind": "measurement", "measure": "rwmh"}
     text = json.dumps(run) + "\n" + json.dumps(measurement) + "\n"
     path.write_text(text)
     assert records.migrate(dict(run)) == {
-        **run, "schema_version": records.SCHEMA_VERSION, "kind": "run", "precision": "float64",
-        "chain_method": "parallel", "front_end": "pystan", "study": "", "sizes": None,
-        "metrics": {"ess_per_s": 2.0, "posterior_sd": {}, "posterior_mcse_sd": {}, "superchains": 0,
-                    "max_rhat_nested": None}, "threads_per_chain": 1,
-        "cores": None}
+        **run,
+        "schema_version": records.SCHEMA_VERSION,
+        "kind": "run",
+        "precision": "float64",
+        "chain_method": "parallel",
+        "front_end": "pystan",
+        "study": "",
+        "sizes": None,
+        "metrics": {
+            "ess_per_s": 2.0,
+            "posterior_sd": {},
+            "posterior_mcse_sd": {},
+            "superchains": 0,
+            "max_rhat_nested": None,
+        },
+        "threads_per_chain": 1,
+        "cores": None,
+    }
     with pytest.warns(UserWarning, match="line 1, not a run record"):  # too few fields for a RunRecord
         [kept] = records.read_measurements(path)
     assert "precision" not in kept and kept["schema_version"] == records.SCHEMA_VERSION
     assert path.read_text() == text  # append-only history: upgrades happen in memory
 
 
-@pytest.mark.parametrize("engine, interface, front_end", [
-    ("stan", "httpstan", "bundled"), ("stan", "cmdstanpy", "cmdstan"), ("stan", "pystan", "pystan"),
-    ("stan", None, "unknown"), ("numpyro", None, "numpyro"), ("blackjax_chees", None, "blackjax")])
+@pytest.mark.parametrize(
+    "engine, interface, front_end",
+    [
+        ("stan", "httpstan", "bundled"),
+        ("stan", "cmdstanpy", "cmdstan"),
+        ("stan", "pystan", "pystan"),
+        ("stan", None, "unknown"),
+        ("numpyro", None, "numpyro"),
+        ("blackjax_chees", None, "blackjax"),
+    ],
+)
 def test_schema_2_front_ends_come_from_the_engine_info(engine, interface, front_end):
     info = {"stan_interface": interface} if interface else {}
-    assert records.migrate({"schema_version": 2, "kind": "run", "engine": engine,
-                            "engine_info": info})["front_end"] == front_end
+    assert (
+        records.migrate({"schema_version": 2, "kind": "run", "engine": engine, "engine_info": info})["front_end"]
+        == front_end
+    )
 
 
 def test_schema_3_runs_had_one_thread_per_chain_and_unrecorded_cores():
@@ -203,8 +240,13 @@ def test_schema_3_runs_had_one_thread_per_chain_and_unrecorded_cores():
 def test_schema_4_runs_recorded_no_posterior_sd():
     """The reference gate checks sds only where the run recorded them: never a KeyError on an older record."""
     run = records.migrate({"schema_version": 4, "kind": "run", "metrics": {"posterior_mean": {"mu": 1.0}}})
-    assert run["metrics"] == {"posterior_mean": {"mu": 1.0}, "posterior_sd": {}, "posterior_mcse_sd": {},
-                              "superchains": 0, "max_rhat_nested": None}
+    assert run["metrics"] == {
+        "posterior_mean": {"mu": 1.0},
+        "posterior_sd": {},
+        "posterior_mcse_sd": {},
+        "superchains": 0,
+        "max_rhat_nested": None,
+    }
     failed = records.migrate({"schema_version": 4, "kind": "run", "metrics": None})  # a crashed run: no metrics
     assert failed["metrics"] is None and failed["schema_version"] == records.SCHEMA_VERSION
 
@@ -220,8 +262,9 @@ def test_schema_5_runs_started_no_superchains():
 def test_every_committed_record_reads_in_the_current_schema():
     """results/ and the test fixtures: every line is a readable record (no warning), migrated to this schema."""
     for folder in (ROOT / "results", ROOT / "tests" / "fixtures"):
-        lines = sum(len(f.read_text().splitlines()) for f in folder.rglob("*.jsonl")) + \
-            sum(len(gzip.decompress(f.read_bytes()).splitlines()) for f in folder.rglob("*.jsonl.gz"))
+        lines = sum(len(f.read_text().splitlines()) for f in folder.rglob("*.jsonl")) + sum(
+            len(gzip.decompress(f.read_bytes()).splitlines()) for f in folder.rglob("*.jsonl.gz")
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             runs, measurements = records.read(folder), records.read_measurements(folder)
@@ -252,9 +295,18 @@ def test_a_job_and_its_record_have_the_same_run_key():
 
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny"), 2, Placement(), "bundled")
     fixture = records.read(FIXTURE)[0]
-    record = msgspec.convert({**base_record(job, "c"), "status": "ok", "valid": True, "failed_gates": [],
-                              "gates": {}, "provenance": fixture.provenance}, records.RunRecord,
-                             from_attributes=True)
+    record = msgspec.convert(
+        {
+            **base_record(job, "c"),
+            "status": "ok",
+            "valid": True,
+            "failed_gates": [],
+            "gates": {},
+            "provenance": fixture.provenance,
+        },
+        records.RunRecord,
+        from_attributes=True,
+    )
     assert record.key() == job.key() and records.done([record]) == {job.key()}
     assert record.sizes == {} and record.sampler_seed == job.config.sampler_seed(2)
     failed = msgspec.structs.replace(record, status="error")

@@ -35,8 +35,10 @@ def current_names(metrics):
     """Metrics as the current programs give them: the IRT-2PL's under the centred programs' names (b for b_raw:
     ``irt-2pl-noncentred`` supersedes a record that names b_raw), the matrix factorisation's biases summing to zero
     (``movielens-free-biases`` supersedes a record whose user biases do not)."""
-    renamed = {field: {name.replace("b_raw", "b"): value for name, value in getattr(metrics, field).items()}
-               for field in ("posterior_mean", "posterior_mcse", "posterior_sd", "posterior_mcse_sd", "posterior_khat")}
+    renamed = {
+        field: {name.replace("b_raw", "b"): value for name, value in getattr(metrics, field).items()}
+        for field in ("posterior_mean", "posterior_mcse", "posterior_sd", "posterior_mcse_sd", "posterior_khat")
+    }
     means = renamed["posterior_mean"]
     for bias in ("b_user[", "b_movie["):
         names = [name for name in means if name.startswith(bias)]
@@ -48,18 +50,29 @@ def current_names(metrics):
 def measured(recs):
     """Records as a current campaign writes them: a quiet machine recorded, both sides built for the host, the
     current programs' parameter names."""
-    return [replace(r, load=QUIET, isa="native", metrics=current_names(r.metrics) if r.metrics else r.metrics)
-            for r in recs]
+    return [
+        replace(r, load=QUIET, isa="native", metrics=current_names(r.metrics) if r.metrics else r.metrics) for r in recs
+    ]
 
 
 def five_blocks(recs):
     """The fixture's 2 blocks (its repeats) and 3 more: copies of block 1's runs with their own seeds, created
     later, NumPyro's ESS/s × (1 + block / 20), so the 5 block ratios differ."""
-    more = [replace(r, repeat=block, run_id=f"{r.run_id}-block{block}", created=f"2026-12-0{block}T00:00:00+00:00",
-                    sampler_seed=r.sampler_seed + 1000 * block if r.sampler_seed is not None else None,
-                    metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (1 + block / 20))
-                    if r.metrics and r.engine == "numpyro" else r.metrics)
-            for block in (2, 3, 4) for r in recs if r.repeat == 0]
+    more = [
+        replace(
+            r,
+            repeat=block,
+            run_id=f"{r.run_id}-block{block}",
+            created=f"2026-12-0{block}T00:00:00+00:00",
+            sampler_seed=r.sampler_seed + 1000 * block if r.sampler_seed is not None else None,
+            metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (1 + block / 20))
+            if r.metrics and r.engine == "numpyro"
+            else r.metrics,
+        )
+        for block in (2, 3, 4)
+        for r in recs
+        if r.repeat == 0
+    ]
     return [*recs, *more]
 
 
@@ -92,7 +105,7 @@ def pages(index: Path) -> str:
 
 def section(html: str, name: str) -> str:
     start = html.index(f'<section id="{name}"')
-    return html[start:html.index("</section>", start)]
+    return html[start : html.index("</section>", start)]
 
 
 def test_report_is_self_contained(report):
@@ -116,8 +129,10 @@ def test_no_missing_value_is_printed_as_text(report):
     _, out = report
     for page in [out / "index.html", out / "figures.html", *(out / "models").glob("*.html")]:
         text = re.sub(r"<pre>.*?</pre>|<svg.*?</svg>|<[^>]+>", " ", page.read_text(), flags=re.S)
-        assert not re.search(r"\b(nan|NaN|None|inf|-inf)\b", text), (page, re.search(
-            r".{60}\b(nan|NaN|None|inf|-inf)\b.{60}", text, re.S))
+        assert not re.search(r"\b(nan|NaN|None|inf|-inf)\b", text), (
+            page,
+            re.search(r".{60}\b(nan|NaN|None|inf|-inf)\b.{60}", text, re.S),
+        )
 
 
 def test_a_planted_nan_is_seen_by_the_missing_value_check(tmp_path, fixture_records):
@@ -172,40 +187,56 @@ def invalid_runs(model_id: str, label: str) -> int:
 def test_every_headline_number_is_recomputed_from_the_records(report):
     html, _ = report
     block = section(html, "headline")
-    comparisons = re.findall(r'<article class="comparison" data-numerator="([^"]+)" data-denominator="([^"]+)" '
-                             r'data-machine="([^"]+)">(.*?)</article>', block, re.S)
+    comparisons = re.findall(
+        r'<article class="comparison" data-numerator="([^"]+)" data-denominator="([^"]+)" '
+        r'data-machine="([^"]+)">(.*?)</article>',
+        block,
+        re.S,
+    )
     assert comparisons
     checked = 0
     for numerator, denominator, machine, body in comparisons:
-        numbers = re.findall(r'<data value="([^"]*)" data-model="([^"]*)" data-quantity="([^"]*)">([^<]*)</data>',
-                             body)
+        numbers = re.findall(r'<data value="([^"]*)" data-model="([^"]*)" data-quantity="([^"]*)">([^<]*)</data>', body)
         model_ids = list(dict.fromkeys(m for _, m, _, _ in numbers if m))
         values = {m: block_ratios(m, numerator, denominator) for m in model_ids}
         warm, warm_geo = stats.block_ratios_with_geomean([values[m][0] for m in model_ids])
         cold_models = [m for m in model_ids if values[m][1]]
-        cold, cold_geo = (stats.block_ratios_with_geomean([values[m][1] for m in cold_models])
-                          if cold_models else ([], None))
-        expected = {("", "models"): len(model_ids), ("", "cold_models"): len(cold_models),
-                    ("", "min_blocks"): stats.MIN_BLOCKS}
+        cold, cold_geo = (
+            stats.block_ratios_with_geomean([values[m][1] for m in cold_models]) if cold_models else ([], None)
+        )
+        expected = {
+            ("", "models"): len(model_ids),
+            ("", "cold_models"): len(cold_models),
+            ("", "min_blocks"): stats.MIN_BLOCKS,
+        }
         for name, per_model, geo, ids in (("warm", warm, warm_geo, model_ids), ("cold", cold, cold_geo, cold_models)):
             if geo is not None:
                 expected |= {("", name): geo.value, ("", f"{name}_low"): geo.low, ("", f"{name}_high"): geo.high}
             for model_id, ratio in zip(ids, per_model):
-                expected |= {(model_id, name): ratio.value, (model_id, f"{name}_low"): ratio.low,
-                             (model_id, f"{name}_high"): ratio.high}
+                expected |= {
+                    (model_id, name): ratio.value,
+                    (model_id, f"{name}_low"): ratio.low,
+                    (model_id, f"{name}_high"): ratio.high,
+                }
         for model_id in model_ids:
             assert np.median(values[model_id][0]) == pytest.approx(expected[(model_id, "warm")], rel=1e-12)
-            expected |= {(model_id, "blocks"): len(values[model_id][0]),
-                         (model_id, "invalid"): invalid_runs(model_id, numerator) + invalid_runs(model_id, denominator)}
+            expected |= {
+                (model_id, "blocks"): len(values[model_id][0]),
+                (model_id, "invalid"): invalid_runs(model_id, numerator) + invalid_runs(model_id, denominator),
+            }
         for value, model_id, quantity, text in numbers:
             want = expected[(model_id, quantity)]
             assert float(value) == pytest.approx(want, rel=1e-12), (model_id, quantity)
-            assert text == (str(want) if isinstance(want, int) else speed(want) if (model_id, quantity) == ("", "warm")
-                            else times(want))
+            assert text == (
+                str(want)
+                if isinstance(want, int)
+                else speed(want)
+                if (model_id, quantity) == ("", "warm")
+                else times(want)
+            )
             checked += 1
         # No other number in the block: strip the checked numbers, figures, labels and names, and no digit is left.
-        rest = re.sub(r"<figure>.*?</figure>|<data[^>]*>[^<]*</data>|<code>[^<]*</code>|<[^>]+>", " ", body,
-                      flags=re.S)
+        rest = re.sub(r"<figure>.*?</figure>|<data[^>]*>[^<]*</data>|<code>[^<]*</code>|<[^>]+>", " ", body, flags=re.S)
         sizes = re.findall(r'<td class="text">(\w+)</td>', body) + re.findall(r"size (\w+)</span>", body)
         for name in [numerator, denominator, machine, *model_ids, *sizes, f"{round(stats.LEVEL * 100)} %"]:
             rest = rest.replace(name, " ")
@@ -227,9 +258,17 @@ def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_pat
     """A model whose settings changed (another config hash, later runs, here NumPyro twice as fast): the
     geometric mean counts it once, with the newer pair; both stay in the run table."""
     eight = "eight_schools-eight_schools_noncentered"
-    newer = [replace(r, config_hash="0123456789ab", run_id=f"{r.run_id}-newer", created="2026-12-01T00:00:00+00:00",
-                     metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (2 if r.engine == "numpyro" else 1)))
-             for r in fixture_records if r.model_id == eight and r.valid]
+    newer = [
+        replace(
+            r,
+            config_hash="0123456789ab",
+            run_id=f"{r.run_id}-newer",
+            created="2026-12-01T00:00:00+00:00",
+            metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (2 if r.engine == "numpyro" else 1)),
+        )
+        for r in fixture_records
+        if r.model_id == eight and r.valid
+    ]
 
     def jax_cpu_vs_stan_cpu(recs, name):
         (tmp_path / name).mkdir()
@@ -237,8 +276,10 @@ def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_pat
         headline = json.loads((tmp_path / name / "report" / "summary.json").read_text())["headline"]
         return next(c for c in headline if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU"))
 
-    before, after = jax_cpu_vs_stan_cpu(fixture_records, "before"), jax_cpu_vs_stan_cpu([*fixture_records, *newer],
-                                                                                        "after")
+    before, after = (
+        jax_cpu_vs_stan_cpu(fixture_records, "before"),
+        jax_cpu_vs_stan_cpu([*fixture_records, *newer], "after"),
+    )
     ids = [m["model_id"] for m in after["models"]]
     assert len(ids) == len(set(ids)) == len(before["models"])
     (old,), (new,) = ([m for m in c["models"] if m["model_id"] == eight] for c in (before, after))
@@ -248,9 +289,17 @@ def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_pat
 
 
 def test_strings_from_records_are_escaped(tmp_path, fixture_records):
-    crafted = replace(fixture_records[0], status="error", error="<script>alert('x')</script>", metrics=None,
-                      timings=None, run_id="crafted", model_id="<b>bold</b>-model", valid=False,
-                      failed_gates=["completed"])
+    crafted = replace(
+        fixture_records[0],
+        status="error",
+        error="<script>alert('x')</script>",
+        metrics=None,
+        timings=None,
+        run_id="crafted",
+        model_id="<b>bold</b>-model",
+        valid=False,
+        failed_gates=["completed"],
+    )
     html = build(write(tmp_path, [*fixture_records, crafted]), tmp_path / "r").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>bold</b>" not in html
@@ -274,8 +323,12 @@ def test_invalid_runs_are_shown_and_left_out_of_ratios(tmp_path, fixture_records
 
 def claim_rows(html: str) -> list[tuple[str, str, str]]:
     """(anchor, source, verdict) of every row of the claims table."""
-    return re.findall(r'<tr id="claim-([^"]+)"><td class="text">(.*?)</td>.*?<td class="text verdict-[^"]*">(.*?)</td>'
-                      r'</tr>', section(html, "claims"), re.S)
+    return re.findall(
+        r'<tr id="claim-([^"]+)"><td class="text">(.*?)</td>.*?<td class="text verdict-[^"]*">(.*?)</td>'
+        r"</tr>",
+        section(html, "claims"),
+        re.S,
+    )
 
 
 def test_claims_say_what_was_measured_and_why_not(report):
@@ -286,8 +339,9 @@ def test_claims_say_what_was_measured_and_why_not(report):
     assert sources.count("Maskell, StanCon 2024") == 3
     assert {"Tran &amp; Hoffman 2018 (Edward2)", "Ingram 2021", "rlouf 2020", "TFP on JAX (seed 002)"} <= set(sources)
     verdicts = dict(zip(sources, (v for _, v in rows)))
-    assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"].startswith("not measured here (no valid Stan-CPU and "
-                                                                     "JAX-GPU runs of logistic regression")
+    assert verdicts["Tran &amp; Hoffman 2018 (Edward2)"].startswith(
+        "not measured here (no valid Stan-CPU and JAX-GPU runs of logistic regression"
+    )
     assert "no GPU runs of Bradley–Terry in the data-size study" in claims
     # The devices study ran on simulated CPU devices: a speed-up there is not evidence either way.
     assert verdicts["TFP on JAX (seed 002)"].startswith("not measured here: the 4 devices are one CPU split by XLA")
@@ -304,13 +358,16 @@ def test_claims_say_what_was_measured_and_why_not(report):
 def test_an_unmeasured_claim_lists_the_invalid_runs_that_could_have_measured_it(tmp_path, fixture_records):
     covtype = next(r for r in fixture_records if r.model_id == "covtype_synth-logistic_regression")
     # N comes from the record's own sizes, not from today's presets: a record of the large preset says 581,012
-    large = replace(covtype, size="large", sizes={"N": 581_012, "D": 54}, valid=False, failed_gates=["rhat"],
-                    run_id="large-invalid")
+    large = replace(
+        covtype, size="large", sizes={"N": 581_012, "D": 54}, valid=False, failed_gates=["rhat"], run_id="large-invalid"
+    )
     html = build(write(tmp_path, [*fixture_records, large]), tmp_path / "r").read_text()
     claims = section(html, "claims")
     per_chain = large.metrics.ms_per_gradient * large.config.chains  # the claim is about one chain's step
-    assert (f"invalid runs, not used: {large.label} {number(per_chain)} ms per leapfrog step of a chain "
-            f"({number(large.metrics.ms_per_gradient)} ms per gradient over {large.config.chains} chains)") in claims
+    assert (
+        f"invalid runs, not used: {large.label} {number(per_chain)} ms per leapfrog step of a chain "
+        f"({number(large.metrics.ms_per_gradient)} ms per gradient over {large.config.chains} chains)"
+    ) in claims
     assert "failed rhat" in claims
 
 
@@ -334,11 +391,13 @@ def test_markdown_summary_states_the_headline(report):
 
 
 @pytest.mark.parametrize("front_end, label", [("cmdstan", "CmdStan-CPU"), ("pystan", "PyStan-CPU")])
-def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_stan(tmp_path, fixture_records,
-                                                                                   front_end, label):
+def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_stan(
+    tmp_path, fixture_records, front_end, label
+):
     assert {r.front_end for r in fixture_records if r.engine == "stan"} == {"bundled"}
-    relabelled = [replace(r, front_end=front_end, run_id=f"{r.run_id}-{front_end}")
-                  for r in fixture_records if r.engine == "stan"]
+    relabelled = [
+        replace(r, front_end=front_end, run_id=f"{r.run_id}-{front_end}") for r in fixture_records if r.engine == "stan"
+    ]
     html = build(write(tmp_path, [*fixture_records, *relabelled]), tmp_path / "r").read_text()
     assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in html
     assert f'data-numerator="NumPyro-CPU" data-denominator="{label}"' in html
@@ -352,12 +411,20 @@ def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_sta
     # Stan against Stan is the Stan side's, never the headline's
     assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in section(html, "stan-side")
     assert 'data-denominator="Stan-CPU"' not in section(html, "headline").replace(
-        'data-numerator="NumPyro-CPU" data-denominator="Stan-CPU"', "")
+        'data-numerator="NumPyro-CPU" data-denominator="Stan-CPU"', ""
+    )
 
 
 def test_provenance_names_the_workers_malloc_settings_and_records_made_without_them(tmp_path, fixture_records):
-    tuned = [replace(r, provenance=replace(r.provenance, glibc_tunables="glibc.malloc.mmap_threshold=1"),
-                     run_id=f"{r.run_id}-tuned", sampler_seed=r.sampler_seed + 1) for r in fixture_records[:2]]
+    tuned = [
+        replace(
+            r,
+            provenance=replace(r.provenance, glibc_tunables="glibc.malloc.mmap_threshold=1"),
+            run_id=f"{r.run_id}-tuned",
+            sampler_seed=r.sampler_seed + 1,
+        )
+        for r in fixture_records[:2]
+    ]
     untuned = [r for r in fixture_records if r.provenance.glibc_tunables is None]
     html = build(write(tmp_path, [*untuned, *tuned]), tmp_path / "r").read_text()
     malloc = re.search(r'<p id="malloc">(.*?)</p>', html, re.S).group(1)
@@ -365,12 +432,15 @@ def test_provenance_names_the_workers_malloc_settings_and_records_made_without_t
     assert ("not set (glibc&#39;s adaptive defaults)" in malloc) == bool(untuned)
 
 
-@pytest.mark.parametrize("device, precision, matmul, label", [
-    ("gpu", "float32", "highest", "NumPyro-GPU-f32"),
-    ("gpu", "float32", None, "NumPyro-GPU-tf32"),  # JAX's default matmul precision: TF32 on Ampere and later
-    ("gpu", "float64", None, "NumPyro-GPU"),
-    ("cpu", "float64", "highest", "NumPyro-CPU"),
-])
+@pytest.mark.parametrize(
+    "device, precision, matmul, label",
+    [
+        ("gpu", "float32", "highest", "NumPyro-GPU-f32"),
+        ("gpu", "float32", None, "NumPyro-GPU-tf32"),  # JAX's default matmul precision: TF32 on Ampere and later
+        ("gpu", "float64", None, "NumPyro-GPU"),
+        ("cpu", "float64", "highest", "NumPyro-CPU"),
+    ],
+)
 def test_gpu_float32_runs_with_tf32_matmuls_are_never_pooled_with_full_float32(device, precision, matmul, label):
     chain_method = "parallel" if device == "cpu" else "vectorized"  # the defaults: not named in the label
     assert engine_label("numpyro", "numpyro", device, precision, chain_method, matmul) == label
@@ -381,8 +451,13 @@ def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
 
     def rwmh(backend, draws_per_s, command, device=None, gpu=()):
         machine = {"cpu": "Some CPU", "cores": 16, "cores_usable": 3, "gpu": list(gpu)}
-        m = {"measure": "rwmh", "backend": backend, "chains": 1024, "draws_per_s": draws_per_s,
-             "provenance": {"machine": machine, "command": command}}
+        m = {
+            "measure": "rwmh",
+            "backend": backend,
+            "chains": 1024,
+            "draws_per_s": draws_per_s,
+            "provenance": {"machine": machine, "command": command},
+        }
         return m | ({"device": device} if device else {})
 
     on_gpu = rwmh("jax", 1e9, "cli.py study chains --device gpu", gpu=["NVIDIA H100 80GB HBM3, 580, 81559 MiB"])
@@ -395,8 +470,9 @@ def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
     assert "(NVIDIA H100 80GB HBM3)" in row["measured"] and "(Some CPU, 3 cores)" in row["measured"]
     # Still faster at the most chains measured: a larger batch might reach the claim, so no verdict either way.
     fewer = {**rwmh("jax", 5e5, "cli.py study chains", device="cpu"), "chains": 64}
-    assert rlouf_row([fewer, slow_cpu])["verdict"].startswith("inconclusive (JAX on Some CPU, 3 cores: draws/s "
-                                                                "still rising at 1,024 chains")
+    assert rlouf_row([fewer, slow_cpu])["verdict"].startswith(
+        "inconclusive (JAX on Some CPU, 3 cores: draws/s still rising at 1,024 chains"
+    )
 
 
 def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
@@ -405,15 +481,22 @@ def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
     once = build(write(tmp_path, fixture_records), tmp_path / "once")
     (tmp_path / "twice").mkdir()
     both = build(write(tmp_path / "twice", [*fixture_records, *again]), tmp_path / "twice" / "report")
-    assert json.loads((both.parent / "summary.json").read_text())["headline"] == json.loads(
-        (once.parent / "summary.json").read_text())["headline"]
+    assert (
+        json.loads((both.parent / "summary.json").read_text())["headline"]
+        == json.loads((once.parent / "summary.json").read_text())["headline"]
+    )
     assert f"{len(fixture_records)} further record(s) repeat an" in both.read_text()
     as_read = json.loads(gzip.decompress((both.parent / "records.json.gz").read_bytes()))
     assert len(as_read) == 2 * len(fixture_records)  # all, as read
 
 
-HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "=HYPERLINK(\"http://x\")", "a|b\nc",
-           "m" * 5_000]  # longer than any file name may be
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '=HYPERLINK("http://x")',
+    "a|b\nc",
+    "m" * 5_000,
+]  # longer than any file name may be
 
 
 def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixture_records):
@@ -423,13 +506,42 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
     hostile = []
     for i, text in enumerate(HOSTILE):
         machine = replace(base.provenance.machine, cpu=text, hostname=text, gpu=[text])
-        provenance = replace(base.provenance, machine=machine, command=text, git_commit=text,
-                             versions={**base.provenance.versions, "jax": text})
-        hostile.append(replace(base, run_id=f"hostile-{i}", model_id=text, size=text, error=text, front_end=text,
-                               engine=text, device=text, campaign_id=text, provenance=provenance,
-                               sizes={text[:50]: 1}, engine_info={"stan_interface": text}, sampler_seed=i))
-        hostile.append(replace(hostile[-1], run_id=f"hostile-failed-{i}", status="error", valid=False,
-                               failed_gates=[text], metrics=None, timings=None, sampler_seed=None))
+        provenance = replace(
+            base.provenance,
+            machine=machine,
+            command=text,
+            git_commit=text,
+            versions={**base.provenance.versions, "jax": text},
+        )
+        hostile.append(
+            replace(
+                base,
+                run_id=f"hostile-{i}",
+                model_id=text,
+                size=text,
+                error=text,
+                front_end=text,
+                engine=text,
+                device=text,
+                campaign_id=text,
+                provenance=provenance,
+                sizes={text[:50]: 1},
+                engine_info={"stan_interface": text},
+                sampler_seed=i,
+            )
+        )
+        hostile.append(
+            replace(
+                hostile[-1],
+                run_id=f"hostile-failed-{i}",
+                status="error",
+                valid=False,
+                failed_gates=[text],
+                metrics=None,
+                timings=None,
+                sampler_seed=None,
+            )
+        )
     index = build(write(tmp_path, [*fixture_records, *hostile]), tmp_path / "report")
     html, markdown = index.read_text(), (index.parent / "README.md").read_text()
     for text in (HOSTILE[0], HOSTILE[1]):
@@ -437,9 +549,16 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
     assert "&lt;script&gt;" in html and "&lt;script&gt;" in markdown
     assert "a\\|b c" in markdown  # a table cell stays one cell
     csv = (index.parent / "runs.csv").read_text()
-    assert '\'=HYPERLINK' in csv and ',=HYPERLINK' not in csv and '"=HYPERLINK' not in csv
-    assert sorted(p.name for p in index.parent.iterdir()) == ["README.md", "figures.html", "index.html", "models",
-                                                               "records.json.gz", "runs.csv", "summary.json"]
+    assert "'=HYPERLINK" in csv and ",=HYPERLINK" not in csv and '"=HYPERLINK' not in csv
+    assert sorted(p.name for p in index.parent.iterdir()) == [
+        "README.md",
+        "figures.html",
+        "index.html",
+        "models",
+        "records.json.gz",
+        "runs.csv",
+        "summary.json",
+    ]
     assert all(re.fullmatch(r"[\w.-]{1,120}\.html", p.name) for p in (index.parent / "models").iterdir())
     assert "&lt;script&gt;" in pages(index) and HOSTILE[0] not in pages(index)
 
@@ -447,22 +566,33 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
 def test_each_bar_is_the_median_of_its_machines_and_sizes_valid_runs(tmp_path, fixture_records):
     """The same models and engines on a second machine (10× faster) and at a second size (10× slower): every bar is
     the median of its own machine's and size's valid runs; an average across machines or sizes fails."""
-    def moved(r, factor: float, **changes):
-        return replace(r, run_id=f"{r.run_id}-{factor}", **changes,
-                       metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * factor) if r.metrics else None)
 
-    elsewhere = [moved(r, 10.0, provenance=replace(r.provenance, machine=replace(
-        r.provenance.machine, cpu="Other CPU", cores=64))) for r in fixture_records]
+    def moved(r, factor: float, **changes):
+        return replace(
+            r,
+            run_id=f"{r.run_id}-{factor}",
+            **changes,
+            metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * factor) if r.metrics else None,
+        )
+
+    elsewhere = [
+        moved(
+            r, 10.0, provenance=replace(r.provenance, machine=replace(r.provenance.machine, cpu="Other CPU", cores=64))
+        )
+        for r in fixture_records
+    ]
     smaller = [moved(r, 0.1, size="small") for r in fixture_records]
     recs = [*fixture_records, *elsewhere, *smaller]
     html = (build(write(tmp_path, recs), tmp_path / "r").parent / "figures.html").read_text()
-    panels = re.findall(r'<figure class="ess-bars" data-machine="([^"]+)" data-size="([^"]+)">(.*?)</figure>',
-                        html, re.S)
+    panels = re.findall(
+        r'<figure class="ess-bars" data-machine="([^"]+)" data-size="([^"]+)">(.*?)</figure>', html, re.S
+    )
     expected: dict[tuple, dict] = {}
     for r in recs:
         if r.valid and not r.study:
             expected.setdefault((r.machine, r.size), {}).setdefault((r.model_id, r.label), []).append(
-                r.metrics.ess_per_s)
+                r.metrics.ess_per_s
+            )
     assert sorted((machine, size) for machine, size, _ in panels) == sorted(expected)
     for machine, size, svg in panels:
         bars = sorted(float(v) for v in re.findall(r'id="bar:([^"]+)"', svg))
@@ -489,18 +619,32 @@ def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp
     valid = {(r.model_id, r.engine) for r in small if r.valid and r.repeat == 0}
     paired = {model_id for model_id, engine in valid if (model_id, "stan") in valid and (model_id, "numpyro") in valid}
     assert regime_map.count("insufficient data<br>") == len(paired)
-    blocks = {model_id: sum(all(any(r.valid and (r.model_id, r.engine, r.repeat) == (model_id, engine, block)
-                                    for r in small) for engine in ("stan", "numpyro")) for block in (0, 1))
-              for model_id in paired}
-    cells = {row["model_id"]: c for m in json.loads((tmp_path / "two" / "r" / "summary.json").read_text())[
-        "regime_maps"] for g in m["groups"] for row in g["rows"] for c in row["cells"] if "ratio" in c}
+    blocks = {
+        model_id: sum(
+            all(
+                any(r.valid and (r.model_id, r.engine, r.repeat) == (model_id, engine, block) for r in small)
+                for engine in ("stan", "numpyro")
+            )
+            for block in (0, 1)
+        )
+        for model_id in paired
+    }
+    cells = {
+        row["model_id"]: c
+        for m in json.loads((tmp_path / "two" / "r" / "summary.json").read_text())["regime_maps"]
+        for g in m["groups"]
+        for row in g["rows"]
+        for c in row["cells"]
+        if "ratio" in c
+    }
     assert {model_id: (c["state"], c["reason"]) for model_id, c in cells.items()} == {
-        model_id: ("insufficient data", f"{n} block{'s' if n > 1 else ''}; 5 needed")
-        for model_id, n in blocks.items()}
+        model_id: ("insufficient data", f"{n} block{'s' if n > 1 else ''}; 5 needed") for model_id, n in blocks.items()
+    }
     assert len(re.findall(r"×(?: slower)?: [12] blocks?; 5 needed", regime_map)) == len(paired)
     # five_blocks adds 3 copies of block 1: a model with a valid pair in it only has 4 blocks, still too few
     assert len(re.findall(r"×(?: slower)?: 4 blocks; 5 needed", section(five, "regime-map"))) == sum(
-        n == 1 for n in blocks.values())
+        n == 1 for n in blocks.values()
+    )
     assert section(five, "regime-map").count("insufficient data<br>") == sum(n == 1 for n in blocks.values())
 
 
@@ -508,19 +652,27 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
     html, _ = report
     regime_map = section(html, "regime-map")
     # matrix factorisation: runs on both sides, none valid; tiny data: a ratio, but no verdict
-    assert re.search(r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
-                     r"Stan-CPU 0 of 2 valid", regime_map)
+    assert re.search(
+        r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
+        r"Stan-CPU 0 of 2 valid",
+        regime_map,
+    )
     assert re.search(r"×(?: slower)?: 2 blocks; 5 needed", regime_map)
     # every registered model has a row, grouped under its regime's name
     for model_id in {r.model_id for r in fixture_records}:
         assert f"<code>{model_id}</code>" in regime_map
     assert "data-parallel likelihood" in regime_map and "tiny model" in regime_map
     box = section(html, "answer")
-    assert ("JAX-GPU against Stan-CPU (ESS/s per model, compile excluded): not answered yet. No model has 5 clean "
-            "paired blocks of both; these records hold no JAX-GPU run.") in box
+    assert (
+        "JAX-GPU against Stan-CPU (ESS/s per model, compile excluded): not answered yet. No model has 5 clean "
+        "paired blocks of both; these records hold no JAX-GPU run."
+    ) in box
     assert "JAX-CPU against Stan-CPU (ESS/s per model, compile excluded): not answered yet." in box
-    assert re.search(r"No verdict: [^<]*Radon, multilevel linear [\d.]+×(?: slower)? \(2 blocks; 5 needed; tiny "
-                     r"data\)", box), box
+    assert re.search(
+        r"No verdict: [^<]*Radon, multilevel linear [\d.]+×(?: slower)? \(2 blocks; 5 needed; tiny "
+        r"data\)",
+        box,
+    ), box
     # a model without a ratio says why, where the reader looks for its number
     assert re.search(r"Matrix factorisation \(MovieLens-like\)</a>.*?invalid: NumPyro-CPU 0 of 2 valid", box, re.S)
 
@@ -530,22 +682,41 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
     eight schools."""
     stan = {(r.model_id, r.repeat): r.metrics.ess_per_s for r in fixture_records if r.engine == "stan" and r.valid}
     factor = {"covtype_synth-logistic_regression": 5.0, "eight_schools-eight_schools_noncentered": 0.1}
-    gpu = [replace(r, device="gpu", precision="float32", chain_method="vectorized", size="small",
-                   engine_info={**r.engine_info, "matmul_precision": "highest"},
-                   metrics=replace(r.metrics, ess_per_s=stan[(r.model_id, r.repeat)] * factor[r.model_id]))
-           for r in fixture_records if r.engine == "numpyro" and r.model_id in factor]
+    gpu = [
+        replace(
+            r,
+            device="gpu",
+            precision="float32",
+            chain_method="vectorized",
+            size="small",
+            engine_info={**r.engine_info, "matmul_precision": "highest"},
+            metrics=replace(r.metrics, ess_per_s=stan[(r.model_id, r.repeat)] * factor[r.model_id]),
+        )
+        for r in fixture_records
+        if r.engine == "numpyro" and r.model_id in factor
+    ]
     stan_runs = [replace(r, size="small") for r in fixture_records if r.engine == "stan" and r.model_id in factor]
     # 5 blocks, every block's ratio exactly the factor (five_blocks scales NumPyro's copies: undo that here)
-    recs = [replace(r, metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / (1 + r.repeat / 20)))
-            if r.repeat > 1 and r.device == "gpu" else r for r in five_blocks([*gpu, *stan_runs])]
+    recs = [
+        replace(r, metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / (1 + r.repeat / 20)))
+        if r.repeat > 1 and r.device == "gpu"
+        else r
+        for r in five_blocks([*gpu, *stan_runs])
+    ]
     html = build(write(tmp_path, recs), tmp_path / "r").read_text()
     box = section(html, "answer")
-    assert re.search(r"JAX-GPU against Stan-CPU \(ESS/s per model, compile excluded\): JAX-GPU faster on Logistic "
-                     r"regression \(covertype-like\) \(5\.00× \(5\.00–5\.00×\), [^)]+\); JAX-GPU slower on Eight "
-                     r"schools, non-centred \(10\.0× slower \(10\.0–10\.0× slower\), ", box), box
+    assert re.search(
+        r"JAX-GPU against Stan-CPU \(ESS/s per model, compile excluded\): JAX-GPU faster on Logistic "
+        r"regression \(covertype-like\) \(5\.00× \(5\.00–5\.00×\), [^)]+\); JAX-GPU slower on Eight "
+        r"schools, non-centred \(10\.0× slower \(10\.0–10\.0× slower\), ",
+        box,
+    ), box
     # each number's qualifiers beside it: machine, size, blocks, and what each side had
-    assert re.search(r"small size, 5 paired blocks\. NumPyro-GPU-f32: float32 with full float32 matrix products, "
-                     r"4 chains vectorized, on the GPU; Stan-CPU: float64, 4 chains parallel, cores: ", box), box
+    assert re.search(
+        r"small size, 5 paired blocks\. NumPyro-GPU-f32: float32 with full float32 matrix products, "
+        r"4 chains vectorized, on the GPU; Stan-CPU: float64, 4 chains parallel, cores: ",
+        box,
+    ), box
     verdict = {anchor: v for anchor, _, v in claim_rows(html)}["maskell-gpu-stan"]
     assert verdict.startswith("depends on the regime: ")  # judged per regime, not by the mean of 10× and 0.1×
     assert "reproduced for data-parallel likelihood" in verdict and "not reproduced for tiny model" in verdict
@@ -557,12 +728,14 @@ def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
 
     study = records.read(STUDIES)
     assert ingram_row(tidy(study), [])["measured"].startswith("no GPU runs of Bradley–Terry")
-    on_gpu = [replace(r, device="gpu") if r.engine == "numpyro" and r.model_id.startswith("tennis") else r
-              for r in study]
+    on_gpu = [
+        replace(r, device="gpu") if r.engine == "numpyro" and r.model_id.startswith("tennis") else r for r in study
+    ]
     assert not any(r.valid for r in on_gpu if r.device == "gpu")  # the fixture's Bradley–Terry runs are invalid
     row = ingram_row(tidy(on_gpu), [])
-    assert row["measured"].startswith("no valid GPU runs of Bradley–Terry in the data-size study: 2 GPU run(s), "
-                                      "none valid (failed: ")
+    assert row["measured"].startswith(
+        "no valid GPU runs of Bradley–Terry in the data-size study: 2 GPU run(s), none valid (failed: "
+    )
     assert row["verdict"] == "not measured here (no valid GPU runs of Bradley–Terry in the data-size study)"
 
 
@@ -580,8 +753,10 @@ def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
         assert row["verdict"] == "not measured here (no flow-based fit and no funnel-shaped IRT-2PL in the suite yet)"
         assert "realNVP" in row["claim"] and "flowjax" in row["differs"]
     row = irt_row(tidy(big))
-    assert "NUTS on the IRT-2PL, 1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: " \
-           "min bulk ESS " in row["measured"]
+    assert (
+        "NUTS on the IRT-2PL, 1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: "
+        "min bulk ESS " in row["measured"]
+    )
     assert "divergences" in row["measured"] and "s for warmup and sampling" in row["measured"]
 
 
@@ -589,10 +764,15 @@ def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_re
     from stanjax.reports.build import tidy
     from stanjax.reports.claims import tran_hoffman_row
 
-    covtype = [replace(r, size="large", sizes={"N": 581_012, "D": 54}) for r in fixture_records
-               if r.model_id.startswith("covtype")]
-    on_gpu = [replace(r, device="gpu", precision="float32", chain_method="vectorized") if r.engine == "numpyro"
-              else r for r in covtype]
+    covtype = [
+        replace(r, size="large", sizes={"N": 581_012, "D": 54})
+        for r in fixture_records
+        if r.model_id.startswith("covtype")
+    ]
+    on_gpu = [
+        replace(r, device="gpu", precision="float32", chain_method="vectorized") if r.engine == "numpyro" else r
+        for r in covtype
+    ]
     row = tran_hoffman_row(tidy(on_gpu))
     step = {(r.engine, r.repeat): r.metrics.ms_per_gradient * r.config.chains for r in on_gpu}
     ratio = np.median([step["stan", block] / step["numpyro", block] for block in (0, 1)])  # per block
@@ -609,8 +789,11 @@ TWO_MODELS = ("covtype_synth-logistic_regression", "eight_schools-eight_schools_
 def headline_of(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     found = [c for c in summary["headline"] if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU")]
-    return {"comparison": found[0] if found else None, "left_out": summary["left_out"],
-            "models": {m["model_id"]: m for m in (found[0]["models"] if found else [])}}
+    return {
+        "comparison": found[0] if found else None,
+        "left_out": summary["left_out"],
+        "models": {m["model_id"]: m for m in (found[0]["models"] if found else [])},
+    }
 
 
 def test_runs_with_no_load_recorded_enter_no_answer_and_are_counted(tmp_path):
@@ -618,8 +801,9 @@ def test_runs_with_no_load_recorded_enter_no_answer_and_are_counted(tmp_path):
     html = build(write(tmp_path, raw), tmp_path / "r").read_text()
     assert headline_of(tmp_path / "r")["comparison"] is None
     assert headline_of(tmp_path / "r")["left_out"]["reasons"] == {"no load recorded": len(raw)}
-    assert (f"Left out of every ratio and claim: {len(raw)} of {len(raw)} runs</strong> ({len(raw)} with no load "
-            "recorded)") in section(html, "answer")
+    assert (
+        f"Left out of every ratio and claim: {len(raw)} of {len(raw)} runs</strong> ({len(raw)} with no load recorded)"
+    ) in section(html, "answer")
 
 
 def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(tmp_path, fixture_records):
@@ -636,8 +820,10 @@ def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(
     (tmp_path / "all-clean").mkdir()
     clean = headline_of(build(write(tmp_path / "all-clean", recs), tmp_path / "all-clean" / "r").parent)
     assert found["left_out"]["reasons"] == {"loaded": len(loaded)}
-    assert f"<strong>Left out of every ratio and claim: {len(loaded)} of {len(recs) + 1} runs</strong> " \
-           f"({len(loaded)} loaded)" in section(html, "answer")
+    assert (
+        f"<strong>Left out of every ratio and claim: {len(loaded)} of {len(recs) + 1} runs</strong> "
+        f"({len(loaded)} loaded)" in section(html, "answer")
+    )
     covtype, eight = (found["models"][m] for m in TWO_MODELS)
     assert covtype["blocks"] == 5 and "rerun" in covtype["run_ids"][1]
     assert covtype["warm_ratios"] == clean["models"][TWO_MODELS[0]]["warm_ratios"]  # the loaded run nowhere
@@ -648,8 +834,9 @@ def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(
 
 def test_a_superseded_campaign_is_left_out_and_counted(tmp_path, fixture_records, monkeypatch):
     campaign = fixture_records[0].campaign_id
-    (tmp_path / "SUPERSEDED").write_text(f'[[superseded]]\nwhy = "timed under a bug"\nfixed_by = "0123abc"\n'
-                                         f'campaigns = ["{campaign}"]\n')
+    (tmp_path / "SUPERSEDED").write_text(
+        f'[[superseded]]\nwhy = "timed under a bug"\nfixed_by = "0123abc"\ncampaigns = ["{campaign}"]\n'
+    )
     entries = superseded.load(tmp_path / "SUPERSEDED")
     monkeypatch.setattr(superseded, "load", lambda: entries)
     html = build(write(tmp_path, fixture_records), tmp_path / "r").read_text()
@@ -660,7 +847,8 @@ def test_a_superseded_campaign_is_left_out_and_counted(tmp_path, fixture_records
     assert entry["runs"] == n and entry["fixed_by"] == "0123abc" and entry["selector"] == f"campaigns {campaign}"
     assert f"{n} of {n} runs</strong> ({n} superseded)" in section(html, "answer")
     assert f"Superseded ({n} run(s), fixed by 0123abc): campaigns {campaign}: timed under a bug" in section(
-        html, "excluded")
+        html, "excluded"
+    )
     # every run still shown, marked
     assert pages(tmp_path / "r" / "index.html").count("superseded: timed under a bug (fixed by 0123abc)") == n
 
@@ -675,15 +863,30 @@ def test_runs_of_two_campaigns_are_never_paired(tmp_path, fixture_records):
     found = headline_of(tmp_path / "r")
     assert found["comparison"] is None
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    [cell] = [c for m in summary["regime_maps"] if m["pairing"] == "JAX-CPU vs Stan-CPU" for g in m["groups"]
-              for row in g["rows"] if row["model_id"] == TWO_MODELS[0] for c in row["cells"]]
+    [cell] = [
+        c
+        for m in summary["regime_maps"]
+        if m["pairing"] == "JAX-CPU vs Stan-CPU"
+        for g in m["groups"]
+        for row in g["rows"]
+        if row["model_id"] == TWO_MODELS[0]
+        for c in row["cells"]
+    ]
     assert cell["state"] == "not measured"
     assert cell["text"] == "no block with valid runs of both in one campaign, with the same settings and data"
 
-    b = [replace(r, campaign_id="B", run_id=f"{r.run_id}-B", sampler_seed=r.sampler_seed + 7,
-                 created="2027-01-01T00:00:00+00:00",
-                 metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (10 if r.engine == "numpyro" else 1)))
-         for r in covtype if r.repeat < 3]
+    b = [
+        replace(
+            r,
+            campaign_id="B",
+            run_id=f"{r.run_id}-B",
+            sampler_seed=r.sampler_seed + 7,
+            created="2027-01-01T00:00:00+00:00",
+            metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s * (10 if r.engine == "numpyro" else 1)),
+        )
+        for r in covtype
+        if r.repeat < 3
+    ]
     (tmp_path / "both").mkdir()
     build(write(tmp_path / "both", [replace(r, campaign_id="A") for r in covtype] + b), tmp_path / "both" / "r")
     [model] = headline_of(tmp_path / "both" / "r")["models"].values()
@@ -709,17 +912,31 @@ def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_dif
     from stanjax.reports.headline import PAIRINGS
 
     def entry(machine, ratio, direction, size="default"):
-        return {"state": MEASURED, "direction": direction, "ratio": stats.Ratio(*ratio, 5), "machine": machine,
-                "size": size}
+        return {
+            "state": MEASURED,
+            "direction": direction,
+            "ratio": stats.Ratio(*ratio, 5),
+            "machine": machine,
+            "size": size,
+        }
 
-    rows = [{"title": "Logistic regression", "entries": [
-        entry("epyc-2core", (1.26, 1.13, 1.30), "faster"),
-        entry("xeon-2core", (1.23, 0.994, 1.42), "no clear difference"),
-        entry("xeon-2core", (1.85, 1.53, 1.92), "faster", size="small")]}, {"title": "GP regression", "entries": []}]
+    rows = [
+        {
+            "title": "Logistic regression",
+            "entries": [
+                entry("epyc-2core", (1.26, 1.13, 1.30), "faster"),
+                entry("xeon-2core", (1.23, 0.994, 1.42), "no clear difference"),
+                entry("xeon-2core", (1.85, 1.53, 1.92), "faster", size="small"),
+            ],
+        },
+        {"title": "GP regression", "entries": []},
+    ]
     sentence = answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
     assert "JAX-CPU faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core)" in sentence
     assert "no clear difference on Logistic regression (1.23× (1.01× slower to 1.42×), xeon-2core)" in sentence
     assert "1.85" not in sentence and sentence.endswith("; 1 model(s) not measured.")  # the best-evidenced size only
     rows[0]["entries"][1] = entry("xeon-2core", (1.23, 1.1, 1.42), "faster")  # agreeing: one title, both machines
-    assert "faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core; 1.23× (1.10–1.42×), xeon-2core)" in \
-        answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
+    assert (
+        "faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core; 1.23× (1.10–1.42×), xeon-2core)"
+        in answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
+    )

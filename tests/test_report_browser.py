@@ -48,8 +48,14 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size=1400,{SCREEN_HEIGHT}",
-                     "--disable-dev-shm-usage", "--hide-scrollbars"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        f"--window-size=1400,{SCREEN_HEIGHT}",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
@@ -73,11 +79,15 @@ def load(driver, page: Path) -> dict:
     driver.get(page.as_uri())
     requests = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
     return {
-        "fetched": [m["params"]["request"]["url"] for m in requests if m["method"] == "Network.requestWillBeSent"
-                    and m["params"]["request"]["url"] != page.as_uri()],
+        "fetched": [
+            m["params"]["request"]["url"]
+            for m in requests
+            if m["method"] == "Network.requestWillBeSent" and m["params"]["request"]["url"] != page.as_uri()
+        ],
         "console": [e["message"] for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")],
         "figure_widths": driver.execute_script(
-            "return [...document.querySelectorAll('figure svg')].map(s => s.getBoundingClientRect().width)"),
+            "return [...document.querySelectorAll('figure svg')].map(s => s.getBoundingClientRect().width)"
+        ),
     }
 
 
@@ -93,10 +103,12 @@ return [...document.querySelectorAll('figure svg')].map(svg => ({
 """
 
 
-@pytest.mark.parametrize("name, title, least_figures", [("index.html", "stanjax report", 1),
-                                                        ("figures.html", "stanjax report: figures", 5)])
-def test_the_report_loads_cleanly_and_draws_every_figure_titled_with_labelled_axes(browser, page, name, title,
-                                                                                   least_figures):
+@pytest.mark.parametrize(
+    "name, title, least_figures", [("index.html", "stanjax report", 1), ("figures.html", "stanjax report: figures", 5)]
+)
+def test_the_report_loads_cleanly_and_draws_every_figure_titled_with_labelled_axes(
+    browser, page, name, title, least_figures
+):
     browser.set_window_size(1400, SCREEN_HEIGHT)
     seen = load(browser, page.parent / name)
     assert browser.title == title
@@ -131,12 +143,14 @@ def test_no_sideways_scroll_and_the_answer_on_the_first_screen(browser, page, wh
     seen = load(browser, page if which == "fixture" else COMMITTED)
     assert seen["fetched"] == [] and seen["console"] == []
     scroll_width, client_width = browser.execute_script(
-        "const d = document.documentElement; return [d.scrollWidth, d.clientWidth]")
+        "const d = document.documentElement; return [d.scrollWidth, d.clientWidth]"
+    )
     assert scroll_width <= client_width, f"the page scrolls sideways at {width} px: {scroll_width} > {client_width}"
     first = browser.execute_script(FIRST_SCREEN)
     for what in ("sentence", "title"):
         assert first[what] and 0 <= first[what][0] and first[what][1] <= first["height"], (
-            f"the GPU answer's {what} is not on the first screen at {width} px: {first[what]}")
+            f"the GPU answer's {what} is not on the first screen at {width} px: {first[what]}"
+        )
     assert not MISSING_VALUE.search(first["text"]), MISSING_VALUE.search(first["text"])
     assert not RATIO_BELOW_ONE.search(first["text"]), RATIO_BELOW_ONE.search(first["text"])
     if which == "committed":
@@ -148,8 +162,9 @@ def test_no_sideways_scroll_and_the_answer_on_the_first_screen(browser, page, wh
 
 def test_the_first_screen_check_sees_an_answer_pushed_down_a_nan_and_a_ratio_below_one(browser, page, tmp_path):
     """Planted: a tall block before the answer, a "nan" and a "0.0283×" in the text: each check sees its fault."""
-    html = page.read_text().replace('<section id="answer"', '<div style="height: 2000px">0.0283× nan</div>'
-                                                            '<section id="answer"', 1)
+    html = page.read_text().replace(
+        '<section id="answer"', '<div style="height: 2000px">0.0283× nan</div><section id="answer"', 1
+    )
     planted = page.parent / "planted.html"
     planted.write_text(html)
     browser.set_window_size(1400, SCREEN_HEIGHT)
@@ -162,9 +177,11 @@ def test_the_first_screen_check_sees_an_answer_pushed_down_a_nan_and_a_ratio_bel
 def test_the_check_sees_a_failed_load_a_console_error_and_sideways_scroll(browser, tmp_path):
     page = tmp_path / "broken.html"
     (tmp_path / "present.css").write_text("body { color: black; }")
-    page.write_text('<!DOCTYPE html><html><head><title>t</title><link rel="stylesheet" href="present.css"></head>'
-                    '<body><img src="missing.png"><script>console.error("planted")</script>'
-                    '<table><tr><td style="min-width: 3000px">wide</td></tr></table></body></html>')
+    page.write_text(
+        '<!DOCTYPE html><html><head><title>t</title><link rel="stylesheet" href="present.css"></head>'
+        '<body><img src="missing.png"><script>console.error("planted")</script>'
+        '<table><tr><td style="min-width: 3000px">wide</td></tr></table></body></html>'
+    )
     browser.set_window_size(800, SCREEN_HEIGHT)
     seen = load(browser, page)
     assert any(url.endswith("present.css") for url in seen["fetched"])

@@ -55,20 +55,25 @@ def test_noisier_blocks_give_a_wider_interval():
     assert noisy_geo.high / noisy_geo.low > quiet_geo.high / quiet_geo.low
 
 
-@pytest.mark.parametrize(("ratio", "claimed", "verdict"), [
-    (Ratio(5.0, 4.0, 6.0, 5), 5.0, "reproduced"),
-    (Ratio(2.0, 1.5, 3.5, 5), 5.0, "reproduced"),  # the interval reaches the band (5 / 1.5 = 3.33)
-    (Ratio(2.0, 1.5, 3.0, 5), 5.0, "not reproduced"),
-    (Ratio(0.3, 0.25, 0.35, 5), 4.0, "not reproduced"),
-    (Ratio(40.0, 35.0, 45.0, 5), 20.0, "not reproduced"),
-])
+@pytest.mark.parametrize(
+    ("ratio", "claimed", "verdict"),
+    [
+        (Ratio(5.0, 4.0, 6.0, 5), 5.0, "reproduced"),
+        (Ratio(2.0, 1.5, 3.5, 5), 5.0, "reproduced"),  # the interval reaches the band (5 / 1.5 = 3.33)
+        (Ratio(2.0, 1.5, 3.0, 5), 5.0, "not reproduced"),
+        (Ratio(0.3, 0.25, 0.35, 5), 4.0, "not reproduced"),
+        (Ratio(40.0, 35.0, 45.0, 5), 20.0, "not reproduced"),
+    ],
+)
 def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
     assert claims.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
 
 
-@pytest.mark.parametrize(("ratio", "size"), [(Ratio(5.0, 5.0, 5.0, 1), "default"), (Ratio(5.0, 4.0, 6.0, 4), "default"),
-                                             (Ratio(5.0, 4.0, 6.0, 5), "tiny")],
-                         ids=["one-block", "four-blocks", "tiny-data"])
+@pytest.mark.parametrize(
+    ("ratio", "size"),
+    [(Ratio(5.0, 5.0, 5.0, 1), "default"), (Ratio(5.0, 4.0, 6.0, 4), "default"), (Ratio(5.0, 4.0, 6.0, 5), "tiny")],
+    ids=["one-block", "four-blocks", "tiny-data"],
+)
 def test_a_ratio_without_enough_evidence_gets_no_verdict(ratio, size):
     """Fewer than 5 blocks (no interval reaches 90 %) or tiny data: never "reproduced", whatever the value."""
     assert claims.ratio_verdict(ratio, 5.0, size).startswith("insufficient data (")
@@ -102,8 +107,15 @@ def test_a_forest_plot_draws_single_block_ratios():
     values = np.random.default_rng(5).lognormal(size=(11, 2))
     ratios, geo = stats.block_ratios_with_geomean([[a / b] for a, b in values])
     assert min(geo.value - geo.low, geo.high - geo.value) > -1e-12  # the interval is the point, up to rounding
-    comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",
-                  "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
+    comparison = {
+        "numerator": "A",
+        "denominator": "B",
+        "warm": geo,
+        "cold": None,
+        "machine": "m",
+        "size": "small",
+        "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)],
+    }
     assert forest_svg(comparison).startswith("<svg")
 
 
@@ -112,18 +124,32 @@ def test_forest_plot_ticks_are_labelled_on_both_sides_of_one():
     from stanjax.reports.figures import forest_svg
 
     ratios, geo = stats.block_ratios_with_geomean([[3.0, 3.0], [5.0, 5.8]])
-    comparison = {"numerator": "A", "denominator": "B", "warm": geo, "cold": None, "machine": "m", "size": "small",
-                  "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)]}
+    comparison = {
+        "numerator": "A",
+        "denominator": "B",
+        "warm": geo,
+        "cold": None,
+        "machine": "m",
+        "size": "small",
+        "models": [{"model_id": f"m{i}", "warm": r, "cold": None} for i, r in enumerate(ratios)],
+    }
     ticks = re.findall(r">([\d.,]+)×( slower)?</text>", forest_svg(comparison))
     labels = [float(t.replace(",", "")) ** (-1 if slower else 1) for t, slower in ticks]
     assert min(labels) < 1 < max(labels), labels
     assert not re.search(r">0\.[\d]+×", forest_svg(comparison))  # below 1: "10× slower", never "0.1×"
 
 
-@pytest.mark.parametrize(("value", "text", "in_words"), [
-    (3.957, "3.96×", "3.96× faster"), (0.02832, "35.3× slower", "35.3× slower"), (1.0, "1.00×", "1.00× faster"),
-    (float("nan"), "–", "–"), (None, "–", "–"), (float("inf"), "–", "–"),
-])
+@pytest.mark.parametrize(
+    ("value", "text", "in_words"),
+    [
+        (3.957, "3.96×", "3.96× faster"),
+        (0.02832, "35.3× slower", "35.3× slower"),
+        (1.0, "1.00×", "1.00× faster"),
+        (float("nan"), "–", "–"),
+        (None, "–", "–"),
+        (float("inf"), "–", "–"),
+    ],
+)
 def test_a_ratio_below_one_is_written_as_times_slower(value, text, in_words):
     assert times(value) == text and speed(value) == in_words
 
@@ -136,11 +162,25 @@ def test_an_interval_of_ratios_reads_in_one_direction_or_across_one():
     assert times(0.5, slower="lower") == "2.00× lower"
 
 
-@pytest.mark.parametrize(("value", "digits", "text"), [
-    (2204.9, 3, "2,200"), (282.8, 3, "283"), (85.63, 3, "85.6"), (0.003471, 3, "0.00347"), (4.0, 3, "4.00"),
-    (1.00549, 4, "1.005"), (16_812.0, 3, "16,800"), (1.4e9, 3, "1,400,000,000"), (12, 3, "12"), (None, 3, "–"),
-    (float("nan"), 3, "–"), (0.0, 3, "0"), (-0.5, 3, "-0.500"), (3.2157e16, 3, "3.22 × 10¹⁶"),
-])
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (2204.9, 3, "2,200"),
+        (282.8, 3, "283"),
+        (85.63, 3, "85.6"),
+        (0.003471, 3, "0.00347"),
+        (4.0, 3, "4.00"),
+        (1.00549, 4, "1.005"),
+        (16_812.0, 3, "16,800"),
+        (1.4e9, 3, "1,400,000,000"),
+        (12, 3, "12"),
+        (None, 3, "–"),
+        (float("nan"), 3, "–"),
+        (0.0, 3, "0"),
+        (-0.5, 3, "-0.500"),
+        (3.2157e16, 3, "3.22 × 10¹⁶"),
+    ],
+)
 def test_numbers_have_three_significant_digits_and_thousands_separators(value, digits, text):
     assert number(value, digits) == text
     assert "e+" not in number(value, digits)

@@ -38,7 +38,7 @@ def test_draws_have_the_mixture_moments(engine, jax_draws):
         draws, acceptance = jax_draws
     else:
         draws, acceptance = rwmh.rwmh_numpy(0, np.zeros(N_CHAINS), N_STEPS, 2.5)
-    kept = draws[N_STEPS // 4:]
+    kept = draws[N_STEPS // 4 :]
     mean, variance = rwmh.mixture_moments()
     # 256 chains x 3000 draws with autocorrelation: the mean's Monte Carlo error is ~0.02
     assert abs(kept.mean() - mean) < 0.1
@@ -49,5 +49,4 @@ def test_draws_have_the_mixture_moments(engine, jax_draws):
 def test_jax_and_numpy_log_densities_agree():
     jax.config.update("jax_enable_x64", True)
     x = np.linspace(-20, 20, 101)
-    np.testing.assert_allclose(np.asarray(rwmh.mixture_logdensity_jax(x)), rwmh.mixture_logdensity_numpy(x),
-                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(rwmh.mixture_logdensity_jax(x)), rwmh.mixture_logdensity_numpy(x), rtol=1e-12)

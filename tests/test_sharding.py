@@ -16,15 +16,23 @@ pytestmark = pytest.mark.slow  # NUTS and gradients on 8 simulated devices, in a
 @pytest.fixture(scope="module")
 def self_check():
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-m", "stanjax.runner.sharding"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "stanjax.runner.sharding"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_sharded_log_density_and_gradient_equal_single_device(self_check):
     assert {c["model_id"] for c in self_check["comparisons"]} == {
-        "covtype_synth-logistic_regression", "movielens_synth-matrix_factorization"}
+        "covtype_synth-logistic_regression",
+        "movielens_synth-matrix_factorization",
+    }
     for comparison in self_check["comparisons"]:
         assert comparison["devices"] == 8
         assert comparison["partitioned"]  # XLA split the rows: the compiled program sums across devices
@@ -67,7 +75,22 @@ def test_devices_study_runs_as_several_processes(tmp_path):
     from stanjax.runner import records
     from stanjax.runner.cli import main
 
-    assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "4", "--processes", "2",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "study",
+                "devices",
+                "--scale",
+                "tiny",
+                "--simulate-devices",
+                "4",
+                "--processes",
+                "2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     rows = records.read_measurements(tmp_path)
     assert sorted({(m["devices"], m["processes"]) for m in rows}) == [(2, 2), (4, 2)]

@@ -61,10 +61,12 @@ def test_flat_columns_are_regrouped_column_major():
 
 
 def test_sample_lines_are_read_with_nan_and_count_checked():
-    lines = [b'{"version":1,"topic":"logger","values":["info:Iteration: 1 / 2"]}',
-             b'{"version":1,"topic":"sample","values":["Adaptation terminated"]}',
-             b'{"version":1,"topic":"sample","values":{"lp__":-1.5,"y":NaN}}',
-             b'{"version":1,"topic":"sample","values":{"lp__":-2.5,"y":3.0}}']
+    lines = [
+        b'{"version":1,"topic":"logger","values":["info:Iteration: 1 / 2"]}',
+        b'{"version":1,"topic":"sample","values":["Adaptation terminated"]}',
+        b'{"version":1,"topic":"sample","values":{"lp__":-1.5,"y":NaN}}',
+        b'{"version":1,"topic":"sample","values":{"lp__":-2.5,"y":3.0}}',
+    ]
     columns, table = sample_table(b"\n".join(lines), draws=2)
     assert columns == ["lp__", "y"]
     assert table[0, 0] == -1.5 and np.isnan(table[0, 1]) and table[1, 1] == 3.0
@@ -152,8 +154,9 @@ def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("STANJAX_TEST_IMPORT_REPORTS", str(tmp_path / "imports"))
     # A real run: the campaign starts `python -m stanjax.runner.worker` for the job, which compiles (cached) and samples.
-    code = main(["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan",
-                 "--out", str(tmp_path / "results")])
+    code = main(
+        ["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan", "--out", str(tmp_path / "results")]
+    )
     reports = [json.loads(file.read_text()) for file in (tmp_path / "imports").glob("*.json")]
     [worker] = [report for report in reports if report["main"] == "stanjax.runner.worker"]
     assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
@@ -169,8 +172,25 @@ def test_one_chain_on_two_cores_runs_the_reduce_sum_program_on_both(tmp_path):
 
     model_id = "covtype_synth-logistic_regression"
     out = tmp_path / "results"
-    assert main(["run", "--suite", "tiny", "--models", model_id, "--engines", "stan", "--chains", "1",
-                 "--cores", "2", "--threads-per-chain", "2", "--out", str(out)]) in (0, 1)  # one chain: the R-hat gate may fail
+    assert main(
+        [
+            "run",
+            "--suite",
+            "tiny",
+            "--models",
+            model_id,
+            "--engines",
+            "stan",
+            "--chains",
+            "1",
+            "--cores",
+            "2",
+            "--threads-per-chain",
+            "2",
+            "--out",
+            str(out),
+        ]
+    ) in (0, 1)  # one chain: the R-hat gate may fail
     [run] = records.read(out)
     assert run.status == "ok", run.error
     assert (run.threads_per_chain, run.cores, run.label) == (2, 2, "Stan-CPU-2threads")

@@ -31,12 +31,12 @@ def test_chains_study_runs_vectorised_samplers_and_rwmh(tmp_path):
     runs = records.read(tmp_path)
     grid = STUDIES["chains"].grids["tiny"]
     assert sorted((r.engine, r.config.chains) for r in runs) == sorted(
-        (e, c) for e in ("numpyro", "blackjax_chees") for c in grid)
+        (e, c) for e in ("numpyro", "blackjax_chees") for c in grid
+    )
     assert all(r.chain_method == "vectorized" and r.status == "ok" for r in runs)
     assert {r.label for r in runs} == {"NumPyro-CPU-vectorized", "BlackJAX-ChEES-CPU"}  # default methods unnamed
     rwmh = records.read_measurements(tmp_path)
-    assert sorted((m["backend"], m["chains"]) for m in rwmh) == sorted(
-        (b, c) for b in ("jax", "numpy") for c in grid)
+    assert sorted((m["backend"], m["chains"]) for m in rwmh) == sorted((b, c) for b in ("jax", "numpy") for c in grid)
     assert all(m["draws_per_s"] > 0 and m["ess_bulk"] > 0 and m["provenance"]["git_commit"] for m in rwmh)
     html = build(tmp_path, tmp_path / "report").read_text()
     assert "draws/s at" in html and "1e9 draws in" in html  # the rlouf claim row speaks from the study
@@ -46,7 +46,8 @@ def test_devices_study_times_the_sharded_gradient_on_8_simulated_devices(tmp_pat
     assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "8", "--out", str(tmp_path)]) == 0
     rows = records.read_measurements(tmp_path)
     assert sorted((m["model_id"], m["devices"]) for m in rows) == sorted(
-        (model_id, n) for model_id in (LOGISTIC, "movielens_synth-matrix_factorization") for n in (1, 2, 4, 8))
+        (model_id, n) for model_id in (LOGISTIC, "movielens_synth-matrix_factorization") for n in (1, 2, 4, 8)
+    )
     assert all(m["ms_per_gradient"] > 0 and m["backend"] == "cpu" for m in rows)
 
 
@@ -60,7 +61,9 @@ def test_data_size_study_runs_only_the_engines_and_sizes_asked_and_resumes(tmp_p
     assert main(args) == 0
     runs = records.read(tmp_path)
     assert sorted((r.model_id, r.engine, r.sizes[models.get(r.model_id).n_key]) for r in runs) == [
-        (LOGISTIC, "numpyro", 300), (BRADLEY_TERRY, "numpyro", 300)]
+        (LOGISTIC, "numpyro", 300),
+        (BRADLEY_TERRY, "numpyro", 300),
+    ]
     assert main([*args, "--resume"]) == 0
     assert len(records.read(tmp_path)) == 2  # nothing ran again
     assert "0 of 0 runs ok" in capsys.readouterr().out
@@ -72,8 +75,9 @@ def test_a_study_declares_its_shape_and_finds_its_models_on_the_specs():
         assert set(study.grids) == {"tiny", "cpu", "gpu"} and set(study.engines) == {"cpu", "gpu"}
         assert study.models(), study.name
     assert [s.id for s in STUDIES["devices"].models()] == [LOGISTIC, "movielens_synth-matrix_factorization"]
-    assert all(spec.shard_rows and set(spec.shard_sizes) == {"tiny", "cpu", "gpu"}
-               for spec in STUDIES["devices"].models())
+    assert all(
+        spec.shard_rows and set(spec.shard_sizes) == {"tiny", "cpu", "gpu"} for spec in STUDIES["devices"].models()
+    )
     assert all(spec.n_key for spec in STUDIES["data-size"].models())
 
 

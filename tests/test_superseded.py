@@ -26,14 +26,17 @@ def load(tmp_path, text: str):
 
 def test_an_entry_selects_campaigns_narrowed_by_engine_and_model(tmp_path, runs):
     campaign, model_id = runs[0].campaign_id, runs[0].model_id
-    entries = load(tmp_path, f'''
+    entries = load(
+        tmp_path,
+        f'''
 [[superseded]]
 why = "a clock bug"
 fixed_by = "abc1234"
 campaigns = ["{campaign}"]
 engines = ["numpyro"]
 models = ["{model_id}"]
-''')
+''',
+    )
     covered = [r for r in runs if superseded.reason(r, entries)]
     assert covered and all(r.engine == "numpyro" and r.model_id == model_id for r in covered)
     assert len(covered) == sum(r.engine == "numpyro" and r.model_id == model_id for r in runs)
@@ -42,17 +45,19 @@ models = ["{model_id}"]
     assert superseded.reason(replace(covered[0], campaign_id="another"), entries) is None
 
 
-
 def test_commits_narrow_an_entry_to_the_records_made_at_them(tmp_path, runs):
     """A campaign grown with --resume across a fix: only its records made before the fix are superseded."""
     campaign, made_at = runs[0].campaign_id, runs[0].provenance.git_commit
     assert made_at and len(made_at) == 40
-    [entry] = load(tmp_path, f'[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["{campaign}"]\n'
-                             f'commits = ["{made_at[:7]}"]\n')
+    [entry] = load(
+        tmp_path,
+        f'[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["{campaign}"]\ncommits = ["{made_at[:7]}"]\n',
+    )
     assert entry.covers(runs[0]) and entry.selector == f"campaigns {campaign}; made at commits {made_at[:7]}"
     later = replace(runs[0], provenance=replace(runs[0].provenance, git_commit="f" * 40))
     assert not entry.covers(later)
     assert not entry.covers(replace(runs[0], provenance=replace(runs[0].provenance, git_commit=None)))
+
 
 def test_a_campaign_folder_stands_for_its_records_campaign_ids(tmp_path, runs):
     folder = tmp_path / "machine" / "campaign"
@@ -84,8 +89,11 @@ def test_the_noncentred_irt_rule_covers_the_runs_of_the_old_programs_only():
 def test_the_free_biases_rule_covers_matrix_factorisation_runs_whose_biases_do_not_sum_to_zero():
     [entry] = [e for e in superseded.load() if e.rule == "movielens-free-biases"]
     every = records.read(ROOT / "results")
-    old = [r for r in every if r.model_id == "movielens_synth-matrix_factorization"
-           and not superseded.biases_sum_to_zero(r)]
+    old = [
+        r
+        for r in every
+        if r.model_id == "movielens_synth-matrix_factorization" and not superseded.biases_sum_to_zero(r)
+    ]
     assert len(old) >= 4 and all(entry.covers(r) for r in old)  # at least the EPYC's two default blocks
     assert not any(entry.covers(r) for r in every if r.model_id != "movielens_synth-matrix_factorization")
     # a run of the sum-to-zero programs: its means sum to zero to rounding
@@ -112,24 +120,40 @@ def test_the_committed_file_supersedes_the_gp_runs_made_before_the_openblas_fix(
     assert {e.fixed_by for e in entries} >= {"634c972", "e9f3478", "8f7af6b"}
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[[superseded]\n", "not valid TOML"),
-    ("[other]\nx = 1\n", "only [[superseded]] entries"),
-    ('[[superseded]]\nfixed_by = "f"\ncampaigns = ["c"]\n', "entry 1: needs why"),
-    ('[[superseded]]\nwhy = "w"\ncampaigns = ["c"]\n', "entry 1: needs fixed_by"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\n', "entry 1: needs exactly one selector"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\nrule = "isa-unrecorded-stan"\n',
-     "needs exactly one selector"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = []\n', "campaigns must be a non-empty list"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\nengine = ["stan"]\n', "unknown key(s) engine"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "no-such-rule"\n', "unknown rule 'no-such-rule'"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\ncommits = ["HEAD"]\n', "commits must be commit"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "isa-unrecorded-stan"\ncommits = ["abcdef0"]\n',
-     "a rule takes no engines, models or commits"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["m/missing"]\n', "campaign folder 'm/missing' holds no"),
-    ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\n[[superseded]]\nwhy = ""\nfixed_by = "f"\n'
-     'campaigns = ["c"]\n', "entry 2: needs why"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[superseded]\n", "not valid TOML"),
+        ("[other]\nx = 1\n", "only [[superseded]] entries"),
+        ('[[superseded]]\nfixed_by = "f"\ncampaigns = ["c"]\n', "entry 1: needs why"),
+        ('[[superseded]]\nwhy = "w"\ncampaigns = ["c"]\n', "entry 1: needs fixed_by"),
+        ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\n', "entry 1: needs exactly one selector"),
+        (
+            '[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\nrule = "isa-unrecorded-stan"\n',
+            "needs exactly one selector",
+        ),
+        ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = []\n', "campaigns must be a non-empty list"),
+        ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\nengine = ["stan"]\n', "unknown key(s) engine"),
+        ('[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "no-such-rule"\n', "unknown rule 'no-such-rule'"),
+        (
+            '[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\ncommits = ["HEAD"]\n',
+            "commits must be commit",
+        ),
+        (
+            '[[superseded]]\nwhy = "w"\nfixed_by = "f"\nrule = "isa-unrecorded-stan"\ncommits = ["abcdef0"]\n',
+            "a rule takes no engines, models or commits",
+        ),
+        (
+            '[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["m/missing"]\n',
+            "campaign folder 'm/missing' holds no",
+        ),
+        (
+            '[[superseded]]\nwhy = "w"\nfixed_by = "f"\ncampaigns = ["c"]\n[[superseded]]\nwhy = ""\nfixed_by = "f"\n'
+            'campaigns = ["c"]\n',
+            "entry 2: needs why",
+        ),
+    ],
+)
 def test_a_malformed_file_is_refused_in_one_line(tmp_path, text, message):
     with pytest.raises(UsageError) as error:
         load(tmp_path, text)

@@ -31,13 +31,15 @@ def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0, scale_sd=
     draws = {}
     for parameter in spec.summarised:
         shape = parameter.resolve_shape(data)
-        if (f"{parameter.name}[{','.join('1' for _ in shape)}]" if shape else parameter.name) \
-                not in reference["parameters"]:
+        if (f"{parameter.name}[{','.join('1' for _ in shape)}]" if shape else parameter.name) not in reference[
+            "parameters"
+        ]:
             continue
         columns = []
         for index in np.ndindex(shape):
-            ref = reference["parameters"][f"{parameter.name}[{','.join(str(i + 1) for i in index)}]" if shape
-                                          else parameter.name]
+            ref = reference["parameters"][
+                f"{parameter.name}[{','.join(str(i + 1) for i in index)}]" if shape else parameter.name
+            ]
             x = rng.normal(ref["mean"] + shift_sd * ref["sd"], scale_sd * ref["sd"], size=(CHAINS, DRAWS))
             x[-1] += stuck_chain_shift * ref["sd"]
             columns.append(x)
@@ -48,8 +50,9 @@ def draws_like(reference, shift_sd=0.0, seed=0, stuck_chain_shift=0.0, scale_sd=
 def gates_for(draws, reference, divergent=0, data_hash=None, model_id=MODEL_ID):
     div = np.zeros((CHAINS, DRAWS), dtype=bool)
     div.flat[:divergent] = True
-    result = SampleResult(draws, Timings(1.0, 1.0, 1.0, 2.0, "test"),
-                          SamplerStats(np.full((CHAINS, DRAWS), 7), div), {})
+    result = SampleResult(
+        draws, Timings(1.0, 1.0, 1.0, 2.0, "test"), SamplerStats(np.full((CHAINS, DRAWS), 7), div), {}
+    )
     metrics = summarise(result, list(draws))
     applied, why = references.applicable(model_id, "tiny", (), data_hash or reference["header"]["data_hash"])
     return validity.evaluate(metrics, CHAINS, DRAWS, applied, why)
@@ -73,14 +76,16 @@ def test_a_wrong_spread_with_the_right_mean_fails_the_reference_gate(reference):
     assert gates["failed_gates"] == ["reference"]
 
 
-@pytest.mark.parametrize("shift_sd, scale_sd, passes", [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
-                         ids=["truth", "shifted-0.3-sd", "spread-1.3x"])
+@pytest.mark.parametrize(
+    "shift_sd, scale_sd, passes",
+    [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
+    ids=["truth", "shifted-0.3-sd", "spread-1.3x"],
+)
 def test_the_external_ground_truth_gate_sees_a_third_of_an_sd(shift_sd, scale_sd, passes):
     """Draws shaped like inference-gym's ground truth pass its gate; shifted by 0.3 sd, or 1.3 times as spread,
     they fail it. The gate names the package's file as its source, not a reference of ours."""
     truth = models.get(GYM_ID).ground_truth("tiny")
-    gates = gates_for(draws_like(truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=GYM_ID), truth,
-                      model_id=GYM_ID)
+    gates = gates_for(draws_like(truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=GYM_ID), truth, model_id=GYM_ID)
     gate = gates["gates"]["reference"]
     assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("outside truth: inference-gym ")
     assert gate["passed"] == passes and gates["valid"] == passes
@@ -101,14 +106,18 @@ def sv_truth():
     return truth
 
 
-@pytest.mark.parametrize("shift_sd, scale_sd, passes", [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
-                         ids=["truth", "shifted-0.3-sd", "spread-1.3x"])
+@pytest.mark.parametrize(
+    "shift_sd, scale_sd, passes",
+    [(0.0, 1.0, True), (0.3, 1.0, False), (0.0, 1.3, False)],
+    ids=["truth", "shifted-0.3-sd", "spread-1.3x"],
+)
 def test_the_stochastic_volatility_ground_truth_gate_sees_a_third_of_an_sd(sv_truth, shift_sd, scale_sd, passes):
     """The S&P 500 target at T = 100: draws shaped like the package's ground truth for its quantities (the
     persistence, mean log volatility, shock scale and 100 log volatilities) pass its gate; shifted by 0.3 sd, or
     1.3 times as spread (all light-tailed normal draws: every sd checked), they fail it."""
-    gates = gates_for(draws_like(sv_truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=SV_ID), sv_truth,
-                      model_id=SV_ID)
+    gates = gates_for(
+        draws_like(sv_truth, shift_sd=shift_sd, scale_sd=scale_sd, model_id=SV_ID), sv_truth, model_id=SV_ID
+    )
     gate = gates["gates"]["reference"]
     assert gate["checked"] and gate["sd_checked"] and gate["source"].startswith("outside truth: inference-gym ")
     assert gate["sd_not_checkable"] == {} and gate["sd_not_checkable_count"] == 0
@@ -179,13 +188,30 @@ def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
     so heavy tails (a larger mcse_sd / mcse_mean in the run) widen it; a stated one is kept."""
     from stanjax.runner.records import RunMetrics
 
-    reference = {"parameters": {"a": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": None},
-                                "b": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": 0.003}}}
-    metrics = RunMetrics(n_parameters=2, min_ess_bulk=1.0, min_ess_tail=1.0, worst_parameter=None, max_rhat=1.0,
-                         divergences=0, ess_per_s=1.0, gradients_sampling=1, gradients_warmup=None,
-                         ms_per_gradient=1.0, ess_per_1000_gradients=1.0, mean_leapfrog_per_draw=1.0,
-                         posterior_mean={"a": 0.0, "b": 0.0}, posterior_mcse={"a": 0.02, "b": 0.02},
-                         posterior_sd={"a": 1.0, "b": 1.0}, posterior_mcse_sd={"a": 0.04, "b": 0.01})
+    reference = {
+        "parameters": {
+            "a": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": None},
+            "b": {"mean": 0.0, "mcse_mean": 0.01, "sd": 1.0, "mcse_sd": 0.003},
+        }
+    }
+    metrics = RunMetrics(
+        n_parameters=2,
+        min_ess_bulk=1.0,
+        min_ess_tail=1.0,
+        worst_parameter=None,
+        max_rhat=1.0,
+        divergences=0,
+        ess_per_s=1.0,
+        gradients_sampling=1,
+        gradients_warmup=None,
+        ms_per_gradient=1.0,
+        ess_per_1000_gradients=1.0,
+        mean_leapfrog_per_draw=1.0,
+        posterior_mean={"a": 0.0, "b": 0.0},
+        posterior_mcse={"a": 0.02, "b": 0.02},
+        posterior_sd={"a": 1.0, "b": 1.0},
+        posterior_mcse_sd={"a": 0.04, "b": 0.01},
+    )
     filled = validity.with_sd_errors(reference, metrics)["parameters"]
     assert filled["a"]["mcse_sd"] == pytest.approx(0.02) and filled["b"]["mcse_sd"] == 0.003
     assert reference["parameters"]["a"]["mcse_sd"] is None  # the reference itself is left alone
@@ -220,14 +246,28 @@ def test_a_nan_or_inf_diagnostic_fails_its_gate(reference, broken):
     assert not gates["valid"] and expected <= set(gates["failed_gates"]), gates["failed_gates"]
 
 
-@pytest.mark.parametrize("field, value", [("max_rhat", np.nan), ("max_rhat", np.inf), ("min_ess_bulk", np.nan),
-                                          ("min_ess_tail", np.inf), ("min_ess_bulk", np.nan)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("max_rhat", np.nan),
+        ("max_rhat", np.inf),
+        ("min_ess_bulk", np.nan),
+        ("min_ess_tail", np.inf),
+        ("min_ess_bulk", np.nan),
+    ],
+)
 def test_every_gate_fails_on_a_non_finite_diagnostic(reference, field, value):
     from msgspec.structs import replace
 
-    metrics = summarise(SampleResult(draws_like(reference), Timings(1.0, 1.0, 1.0, 2.0, "test"),
-                                     SamplerStats(np.full((CHAINS, DRAWS), 7), np.zeros((CHAINS, DRAWS), bool)), {}),
-                        ["mu", "tau", "theta_tilde"])
+    metrics = summarise(
+        SampleResult(
+            draws_like(reference),
+            Timings(1.0, 1.0, 1.0, 2.0, "test"),
+            SamplerStats(np.full((CHAINS, DRAWS), 7), np.zeros((CHAINS, DRAWS), bool)),
+            {},
+        ),
+        ["mu", "tau", "theta_tilde"],
+    )
     assert validity.evaluate(metrics, CHAINS, DRAWS, None, "no reference")["valid"]
     gates = validity.evaluate(replace(metrics, **{field: value}), CHAINS, DRAWS, None, "no reference")
     assert not gates["valid"] and gates["failed_gates"] == ["rhat" if field == "max_rhat" else "ess"]
@@ -252,8 +292,12 @@ def superchain_metrics(superchain_shift: float, seed: int = 0):
     chains, draws = 64, 100
     ids = [chain // 4 for chain in range(chains)]
     x = rng.normal(size=(chains, draws)) + superchain_shift * np.asarray(ids)[:, None]
-    result = SampleResult({"x": x}, Timings(1.0, 1.0, 1.0, 2.0, "test"),
-                          SamplerStats(np.full((chains, draws), 7), np.zeros((chains, draws), bool)), {})
+    result = SampleResult(
+        {"x": x},
+        Timings(1.0, 1.0, 1.0, 2.0, "test"),
+        SamplerStats(np.full((chains, draws), 7), np.zeros((chains, draws), bool)),
+        {},
+    )
     return summarise(result, ["x"], ids)
 
 
@@ -265,8 +309,14 @@ def test_many_short_chains_are_judged_by_nested_rhat():
     gates = validity.evaluate(metrics, 64, 100, None, "no reference")
     assert gates["valid"], gates["failed_gates"]
     assert gates["gates"]["rhat"] | {"max_rhat_nested": None, "max_rhat": None} == {
-        "statistic": "nested R-hat", "max_rhat_nested": None, "max_rhat": None, "superchains": 16,
-        "chains_per_superchain": 4, "limit": validity.RHAT_MAX, "passed": True}
+        "statistic": "nested R-hat",
+        "max_rhat_nested": None,
+        "max_rhat": None,
+        "superchains": 16,
+        "chains_per_superchain": 4,
+        "limit": validity.RHAT_MAX,
+        "passed": True,
+    }
     assert gates["gates"]["ess"]["limit"] == 16 * validity.ESS_PER_CHAIN
     stuck = superchain_metrics(0.03)  # superchain means 0, 0.03, ..., 0.45 sd: not forgotten
     assert stuck.max_rhat_nested > validity.RHAT_MAX
@@ -274,8 +324,11 @@ def test_many_short_chains_are_judged_by_nested_rhat():
 
 
 def test_a_crashed_run_is_invalid():
-    assert validity.failed_run() == {"valid": False, "failed_gates": ["completed"],
-                                     "gates": {"completed": {"passed": False}}}
+    assert validity.failed_run() == {
+        "valid": False,
+        "failed_gates": ["completed"],
+        "gates": {"completed": {"passed": False}},
+    }
 
 
 @pytest.mark.parametrize("path", sorted(references.REFERENCES_DIR.glob("*.json")), ids=lambda p: p.name)
@@ -283,6 +336,7 @@ def test_committed_references_are_generated_and_converged(path):
     import json
 
     from stanjax import models
+
     ref = json.loads(path.read_text())
     header = ref["header"]
     assert header["command"].startswith("stanjax reference ") and header["max_rhat"] <= references.RHAT_MAX

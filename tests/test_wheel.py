@@ -27,20 +27,43 @@ print("report", sj.report("results", out="report").name)
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     [found] = out.glob("stanjax-*.whl")
     return found
 
 
 def test_the_wheel_holds_one_package_with_the_programs_references_and_templates(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    assert {name.split("/")[0] for name in names} == {"stanjax", next(n for n in names if ".dist-info/" in n)
-                                                      .split("/")[0]}
-    for needed in ("stanjax/runner/commands/run.py", "stanjax/runner/worker.py", "stanjax/stan/eight_schools_noncentered.stan",
-                   "stanjax/stan/threaded/logistic_regression.stan", "stanjax/models/posteriordb/SOURCE.md",
-                   "stanjax/references/eight_schools-eight_schools_noncentered.tiny.json",
-                   "stanjax/reports/templates/report.html", "stanjax/jax_models/eight_schools_noncentered.py"):
+    assert {name.split("/")[0] for name in names} == {
+        "stanjax",
+        next(n for n in names if ".dist-info/" in n).split("/")[0],
+    }
+    for needed in (
+        "stanjax/runner/commands/run.py",
+        "stanjax/runner/worker.py",
+        "stanjax/stan/eight_schools_noncentered.stan",
+        "stanjax/stan/threaded/logistic_regression.stan",
+        "stanjax/models/posteriordb/SOURCE.md",
+        "stanjax/references/eight_schools-eight_schools_noncentered.tiny.json",
+        "stanjax/reports/templates/report.html",
+        "stanjax/jax_models/eight_schools_noncentered.py",
+    ):
         assert needed in names, needed
     assert not any(name.startswith(("stanjax/tests/", "stanjax/results/")) for name in names)
 
@@ -51,24 +74,52 @@ def test_the_installed_wheel_runs_the_api_and_the_cli_outside_the_checkout(wheel
     into it; then the README's API example and `stanjax run` from a folder far from the checkout."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")  # its .pth files are not run
     with zipfile.ZipFile(wheel) as archive:  # a pure wheel installs by unpacking
         archive.extractall(site)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "STANJAX_RERUNS": "0"}
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "STANJAX_RERUNS": "0",
+    }
     env.pop("STANJAX_CACHE", None)
-    done = subprocess.run([venv / "bin" / "python", "-c", API_EXAMPLE], cwd=work, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [venv / "bin" / "python", "-c", API_EXAMPLE], cwd=work, env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "draws (2, 150, 8)" in done.stdout and "rows 1" in done.stdout and "report index.html" in done.stdout
     assert "reference eight_schools-eight_schools_noncentered" in done.stdout
     assert (tmp_path / "cache" / "stanjax").is_dir()  # the user's cache folder, not the installed package's
-    cli = subprocess.run([venv / "bin" / "python", "-m", "stanjax.runner.cli", "run", "--suite", "tiny", "--models",
-                          "eight_schools-eight_schools_noncentered", "--engines", "numpyro", "--out", "cli"],
-                         cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    cli = subprocess.run(
+        [
+            venv / "bin" / "python",
+            "-m",
+            "stanjax.runner.cli",
+            "run",
+            "--suite",
+            "tiny",
+            "--models",
+            "eight_schools-eight_schools_noncentered",
+            "--engines",
+            "numpyro",
+            "--out",
+            "cli",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert cli.returncode == 0, cli.stdout[-3000:] + cli.stderr[-3000:]
     assert (work / "cli" / "results.jsonl").read_text().count("\n") == 1  # the tiny suite: one repeat

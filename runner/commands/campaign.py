@@ -37,37 +37,79 @@ DESCRIPTION = (
     "Plan the whole GPU-vs-CPU comparison to fit --budget on this box, then run it one step per command: each "
     "step runs at most --step (9 minutes: a borrowed GPU's commands may take 10), goes on where the last one "
     "stopped, and packs its records into OUT/archives/step-NN.tar.gz (parts of at most 16 MiB). Run the same "
-    "command again until it says the campaign is complete. Phases in priority order: " +
-    "; ".join(f"({key}) {text}" for key, text in PHASES.items()) + ". Two lanes run at once on disjoint cores: "
+    "command again until it says the campaign is complete. Phases in priority order: "
+    + "; ".join(f"({key}) {text}" for key, text in PHASES.items())
+    + ". Two lanes run at once on disjoint cores: "
     "the JAX engines on the GPU, and Stan and NumPyro on the CPU (alternating, never at once) on the other cores. "
-    "Each run's time is estimated from earlier records (--history); --dry-run prints the plan without running.")
+    "Each run's time is estimated from earlier records (--history); --dry-run prints the plan without running."
+)
 
 
 def add_parser(verbs) -> None:
-    parser = verbs.add_parser("campaign", help="the GPU campaign: a budgeted plan, run step by step",
-                              description=DESCRIPTION)
+    parser = verbs.add_parser(
+        "campaign", help="the GPU campaign: a budgeted plan, run step by step", description=DESCRIPTION
+    )
     parser.add_argument("kind", choices=("gpu",), help="which campaign (gpu: a box with one GPU)")
-    parser.add_argument("--budget", type=duration, default=25 * 60.0, metavar="TIME",
-                        help="machine time the whole plan may take, e.g. 25m, 90m, 1h (default: 25m)")
-    parser.add_argument("--step", type=duration, default=9 * 60.0, metavar="TIME",
-                        help="the most one command runs, Stan compilation included (default: 9m)")
-    parser.add_argument("--out", type=Path, default=Path("out/gpu-campaign"),
-                        help="folder of the plan, records, logs and archives (default: %(default)s)")
-    parser.add_argument("--gpu-cores", type=int, default=2, metavar="N",
-                        help="CPU cores of the GPU lane (JAX's host threads); the CPU lane gets the rest "
-                        "(default: %(default)s)")
-    parser.add_argument("--cores", type=int, metavar="N",
-                        help="CPU cores the campaign uses, the first N usable (default: all usable); with "
-                        "--dry-run, any N: the plan for a box of N cores")
-    parser.add_argument("--phases", default="".join(PHASES), metavar="LETTERS",
-                        help="only these phases, e.g. abc (default: all, %(default)s)")
-    parser.add_argument("--history", type=Path, nargs="+", default=[ROOT / "results"], metavar="DIR",
-                        help="records whose wall times estimate each run (default: the checkout's results/)")
-    parser.add_argument("--timeout", type=float, default=3600.0,
-                        help="seconds before one run is stopped, at most the step's time left (default: 3600)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the plan (steps, estimates and their basis, what is left out and why; with "
-                        "an OUT of an earlier step, what is done) and run nothing; needs no GPU")
+    parser.add_argument(
+        "--budget",
+        type=duration,
+        default=25 * 60.0,
+        metavar="TIME",
+        help="machine time the whole plan may take, e.g. 25m, 90m, 1h (default: 25m)",
+    )
+    parser.add_argument(
+        "--step",
+        type=duration,
+        default=9 * 60.0,
+        metavar="TIME",
+        help="the most one command runs, Stan compilation included (default: 9m)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("out/gpu-campaign"),
+        help="folder of the plan, records, logs and archives (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--gpu-cores",
+        type=int,
+        default=2,
+        metavar="N",
+        help="CPU cores of the GPU lane (JAX's host threads); the CPU lane gets the rest (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        metavar="N",
+        help="CPU cores the campaign uses, the first N usable (default: all usable); with "
+        "--dry-run, any N: the plan for a box of N cores",
+    )
+    parser.add_argument(
+        "--phases",
+        default="".join(PHASES),
+        metavar="LETTERS",
+        help="only these phases, e.g. abc (default: all, %(default)s)",
+    )
+    parser.add_argument(
+        "--history",
+        type=Path,
+        nargs="+",
+        default=[ROOT / "results"],
+        metavar="DIR",
+        help="records whose wall times estimate each run (default: the checkout's results/)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        help="seconds before one run is stopped, at most the step's time left (default: 3600)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (steps, estimates and their basis, what is left out and why; with "
+        "an OUT of an earlier step, what is done) and run nothing; needs no GPU",
+    )
     parser.set_defaults(handler=main)
 
 
@@ -94,8 +136,9 @@ def planned(args, cores: int) -> tuple[Plan, bool]:
         differs = {key: (getattr(plan, key), value) for key, value in asked.items() if getattr(plan, key) != value}
         if differs:
             what = ", ".join(f"{key} {old:g} (now {new:g})" for key, (old, new) in differs.items())
-            raise UsageError(f"{args.out} holds a plan made with other options: {what}; run with those, or "
-                             "give a new --out")
+            raise UsageError(
+                f"{args.out} holds a plan made with other options: {what}; run with those, or give a new --out"
+            )
         return plan, False
     history = [folder for folder in args.history if folder.exists()]
     estimate = Estimator(records.read(history), records.read_measurements(history)) if history else Estimator([])
@@ -105,11 +148,13 @@ def planned(args, cores: int) -> tuple[Plan, bool]:
 
 def check(args, cores: int) -> None:
     if not 60 <= args.step <= args.budget:
-        raise UsageError(f"--step must be at least 1 minute and at most --budget, got {args.step:g} s "
-                         f"(budget {args.budget:g} s)")
+        raise UsageError(
+            f"--step must be at least 1 minute and at most --budget, got {args.step:g} s (budget {args.budget:g} s)"
+        )
     if not 1 <= args.gpu_cores < cores:
-        raise UsageError(f"--gpu-cores must leave the CPU lane at least one core: between 1 and {cores - 1}, got "
-                         f"{args.gpu_cores}")
+        raise UsageError(
+            f"--gpu-cores must leave the CPU lane at least one core: between 1 and {cores - 1}, got {args.gpu_cores}"
+        )
     unknown = sorted(set(args.phases) - set(PHASES))
     if unknown or not args.phases:
         raise UsageError(f"--phases takes letters from {''.join(PHASES)}, got {args.phases!r}")
@@ -122,11 +167,15 @@ def describe(plan: Plan, out: Path, compile_s: float) -> None:
     done = len(items) - sum(len(lane) for lane in left.values())
     cut = steps(left, plan.step_s, compile_s)
     total = compile_s + sum(step_wall_s(step) for step in cut)
-    print(f"GPU campaign: {len(items)} items in {len(plan.units)} units, {done} done; what is left: "
-          f"{len(cut)} step(s), about {total / 60:.0f} min of the {plan.budget_s / 60:g} min budget")
-    print(f"lanes: GPU on cores 0-{plan.gpu_cores - 1}, CPU on cores {plan.gpu_cores}-{plan.cores - 1} (of the "
-          f"{plan.cores} usable)" + (f"; first step starts with about {compile_s / 60:.0f} min of Stan compilation"
-                                     if compile_s else ""))
+    print(
+        f"GPU campaign: {len(items)} items in {len(plan.units)} units, {done} done; what is left: "
+        f"{len(cut)} step(s), about {total / 60:.0f} min of the {plan.budget_s / 60:g} min budget"
+    )
+    print(
+        f"lanes: GPU on cores 0-{plan.gpu_cores - 1}, CPU on cores {plan.gpu_cores}-{plan.cores - 1} (of the "
+        f"{plan.cores} usable)"
+        + (f"; first step starts with about {compile_s / 60:.0f} min of Stan compilation" if compile_s else "")
+    )
     for number, step in enumerate(cut, start=1):
         print(f"step {number}: about {step_wall_s(step) / 60:.1f} min")
         for lane, lane_items in step.items():
@@ -140,8 +189,10 @@ def main(args) -> int:
     usable = len(usable_cores())
     cores = args.cores or usable
     if not 2 <= cores <= (cores if args.dry_run else usable):
-        raise UsageError(f"--cores must be between 2 and {usable} (the cores this process may run on; more only "
-                         f"with --dry-run), got {cores}")
+        raise UsageError(
+            f"--cores must be between 2 and {usable} (the cores this process may run on; more only "
+            f"with --dry-run), got {cores}"
+        )
     check(args, cores)
     plan, new = planned(args, cores)
     compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
@@ -157,13 +208,24 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
     compiled them on this machine); the times of every step in compile.json."""
     ids = sorted({item.job.model_id for item in all_items(plan) if item.job and family(item.job.engine) == STAN})
     start = time.perf_counter()
-    failed = compile_each([(model_id, model_command(model_id)) for model_id in ids], plan.cores,
-                          out / "compile.log") if ids else 0
+    failed = (
+        compile_each([(model_id, model_command(model_id)) for model_id in ids], plan.cores, out / "compile.log")
+        if ids
+        else 0
+    )
     seconds = time.perf_counter() - start
     path = out / COMPILE_FILE
     steps = json.loads(path.read_text()) if path.exists() else []
-    steps.append({"step": step, "programs": len(ids), "parallel": plan.cores, "seconds": seconds,
-                  "failed": bool(failed), "machine": records.machine().slug()})
+    steps.append(
+        {
+            "step": step,
+            "programs": len(ids),
+            "parallel": plan.cores,
+            "seconds": seconds,
+            "failed": bool(failed),
+            "machine": records.machine().slug(),
+        }
+    )
     path.write_text(json.dumps(steps, indent=1))
     print(f"Stan programs: {len(ids)} compiled or found compiled, {plan.cores} at once, in {seconds:.0f} s")
 
@@ -188,14 +250,23 @@ def run(plan: Plan, out: Path, timeout_s: float, new: bool) -> int:
         left = lanes_left(plan, out)
         print(f"interrupted: the runs finished so far are recorded in {out}")
     archives = pack(out, step, offsets)
-    (out / ARCHIVED_FILE).write_text(json.dumps({name: (out / name).stat().st_size for name in
-                                                 (records.RESULTS_FILE, MEASUREMENTS_FILE) if (out / name).exists()}))
+    (out / ARCHIVED_FILE).write_text(
+        json.dumps(
+            {
+                name: (out / name).stat().st_size
+                for name in (records.RESULTS_FILE, MEASUREMENTS_FILE)
+                if (out / name).exists()
+            }
+        )
+    )
     sizes = ", ".join(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)" for path in archives)
     failed = [record for record in written if record.status != "ok"]
     invalid = [record for record in written if record.status == "ok" and not record.valid]
     remaining = sum(len(items) for items in left.values())
-    print(f"step {step}: {len(written)} runs ({len(failed)} failed, {len(invalid)} invalid) in "
-          f"{(time.monotonic() - start) / 60:.1f} min; archive: {sizes}")
+    print(
+        f"step {step}: {len(written)} runs ({len(failed)} failed, {len(invalid)} invalid) in "
+        f"{(time.monotonic() - start) / 60:.1f} min; archive: {sizes}"
+    )
     print(f"{remaining} item(s) left: run the same command again" if remaining else "the campaign is complete")
     if exit_code is not None:
         return exit_code

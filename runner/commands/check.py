@@ -49,39 +49,73 @@ examples:
 
 
 def add_parser(verbs) -> None:
-    parser = verbs.add_parser("check", help="check that a Stan program and a NumPyro model are the same posterior, "
-                              "and compare their speed", description=DESCRIPTION, epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", nargs="+", metavar="ID | MODEL.stan MODEL.py",
-                        help="a posterior ID (this repository's, or --model-dir's), or a Stan program and a NumPyro "
-                        "file whose function is named as the file, with --data")
-    parser.add_argument("--data", type=Path, metavar="DATA.json",
-                        help="the data of a MODEL.stan MODEL.py pair: Stan's JSON format, keys = the data block")
-    parser.add_argument("--model-dir", type=Path, metavar="DIR",
-                        help="a folder of models laid out like this repository (models/<id>.py, "
-                        "stan/<model>.stan, jax_models/<model>.py), whose IDs the target may name")
+    parser = verbs.add_parser(
+        "check",
+        help="check that a Stan program and a NumPyro model are the same posterior, and compare their speed",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "target",
+        nargs="+",
+        metavar="ID | MODEL.stan MODEL.py",
+        help="a posterior ID (this repository's, or --model-dir's), or a Stan program and a NumPyro "
+        "file whose function is named as the file, with --data",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="DATA.json",
+        help="the data of a MODEL.stan MODEL.py pair: Stan's JSON format, keys = the data block",
+    )
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        metavar="DIR",
+        help="a folder of models laid out like this repository (models/<id>.py, "
+        "stan/<model>.stan, jax_models/<model>.py), whose IDs the target may name",
+    )
     parser.add_argument("--size", default="tiny", help="size preset of a posterior ID (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1, help="data seed; the density check's points and the "
-                        "sampler seeds follow from it (default: %(default)s)")
-    parser.add_argument("--points", type=int, default=5, help="points of the density check (default: "
-                        "%(default)s)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="data seed; the density check's points and the sampler seeds follow from it (default: %(default)s)",
+    )
+    parser.add_argument("--points", type=int, default=5, help="points of the density check (default: %(default)s)")
     parser.add_argument("--chains", type=int, default=4, help="chains per run (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain (default: %(default)s)")
     parser.add_argument("--draws", type=int, default=1000, help="draws per chain (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3, help="paired runs per engine (one of each, back to back, "
-                        "per repeat): the speed ratio is their median, with a 90 %% interval from 5 on "
-                        "(default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before one run is stopped "
-                        "(default: %(default)s)")
-    parser.add_argument("--reference", type=Path, metavar="DRAWS.json[.zip]",
-                        help="reference draws in posteriordb's format (reference_posteriors/draws/draws/"
-                        "<posterior>.json.zip: a list of chains, each {parameter: draws}): both engines' runs are "
-                        "checked against it as against the zoo's references, and its means and sds stand beside "
-                        "theirs")
-    parser.add_argument("--stop-after", choices=STAGES, default="run", help="the last stage to run "
-                        "(default: %(default)s)")
-    parser.add_argument("--out", type=Path, help="folder for check.html, the runs' records and logs, and a pair's "
-                        "model folder (default: out/check/<posterior id>)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="paired runs per engine (one of each, back to back, "
+        "per repeat): the speed ratio is their median, with a 90 %% interval from 5 on "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds before one run is stopped (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        metavar="DRAWS.json[.zip]",
+        help="reference draws in posteriordb's format (reference_posteriors/draws/draws/"
+        "<posterior>.json.zip: a list of chains, each {parameter: draws}): both engines' runs are "
+        "checked against it as against the zoo's references, and its means and sds stand beside "
+        "theirs",
+    )
+    parser.add_argument(
+        "--stop-after", choices=STAGES, default="run", help="the last stage to run (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="folder for check.html, the runs' records and logs, and a pair's "
+        "model folder (default: out/check/<posterior id>)",
+    )
     parser.set_defaults(handler=main)
 
 
@@ -139,10 +173,12 @@ first).</p>
 def speed_text(speed: Ratio | None) -> str:
     if speed is None:
         return "no ratio: no repeat with valid runs of both engines"
-    spread = (f"90 % interval {speed.low:.3g} to {speed.high:.3g} over {speed.blocks} paired repeats"
-              if speed.blocks >= MIN_BLOCKS else
-              f"{speed.blocks} paired repeat(s), range {speed.low:.3g} to {speed.high:.3g}: too few for an interval "
-              f"({MIN_BLOCKS} needed)")
+    spread = (
+        f"90 % interval {speed.low:.3g} to {speed.high:.3g} over {speed.blocks} paired repeats"
+        if speed.blocks >= MIN_BLOCKS
+        else f"{speed.blocks} paired repeat(s), range {speed.low:.3g} to {speed.high:.3g}: too few for an interval "
+        f"({MIN_BLOCKS} needed)"
+    )
     return f"NumPyro / Stan ESS/s {speed.value:.3g} ({spread})"
 
 
@@ -152,27 +188,49 @@ def agreement_text(pairs: list[dict]) -> str:
     worst = max(pairs, key=lambda p: p["max_z"])
     sd = max((p.get("max_z_sd", 0.0) for p in pairs), default=0.0)
     verdict = "yes" if all(p["passed"] for p in pairs) else "NO"
-    return (f"{verdict}: largest |z| {worst['max_z']:.2g} for means ({worst['worst_parameter']}), {sd:.2g} for sds, "
-            f"limit {validity.K_REFERENCE:g} (per repeat, Stan's run against NumPyro's)")
+    return (
+        f"{verdict}: largest |z| {worst['max_z']:.2g} for means ({worst['worst_parameter']}), {sd:.2g} for sds, "
+        f"limit {validity.K_REFERENCE:g} (per repeat, Stan's run against NumPyro's)"
+    )
 
 
 def show(console: Console, stage: dict) -> None:
     mark = "[green]ok[/green]" if stage["ok"] else "[red]FAIL[/red]"
-    console.print(f"  {stage['name']:<8} {mark}  {stage['line']} [dim]({stage['seconds']:.1f} s)[/dim]",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"  {stage['name']:<8} {mark}  {stage['line']} [dim]({stage['seconds']:.1f} s)[/dim]",
+        highlight=False,
+        soft_wrap=True,
+    )
     for note in stage["notes"]:
         console.print(f"           note: {note}", highlight=False, soft_wrap=True)
 
 
 def table(rows: list[dict]) -> Table:
     out = Table(box=None, pad_edge=False)
-    for column in ("engine", "valid", "ESS/s", "ESS/1k grad", "ms/grad", "min ESS", "max R-hat", "diverg.",
-                   "compile s"):
+    for column in (
+        "engine",
+        "valid",
+        "ESS/s",
+        "ESS/1k grad",
+        "ms/grad",
+        "min ESS",
+        "max R-hat",
+        "diverg.",
+        "compile s",
+    ):
         out.add_column(column, justify="left" if column == "engine" else "right")
     for r in rows:
-        out.add_row(r["engine"], f"{r['valid']}/{r['runs']}", figure(r["ess_per_s"]),
-                    figure(r["ess_per_1000_gradients"]), figure(r["ms_per_gradient"]), f"{r['min_ess_bulk']:.0f}",
-                    f"{r['max_rhat']:.3f}", str(r["divergences"]), f"{r['compile_s']:.1f}")
+        out.add_row(
+            r["engine"],
+            f"{r['valid']}/{r['runs']}",
+            figure(r["ess_per_s"]),
+            figure(r["ess_per_1000_gradients"]),
+            figure(r["ms_per_gradient"]),
+            f"{r['min_ess_bulk']:.0f}",
+            f"{r['max_rhat']:.3f}",
+            str(r["divergences"]),
+            f"{r['compile_s']:.1f}",
+        )
     return out
 
 
@@ -183,17 +241,29 @@ def parameter_table(parameters: list[dict]) -> Table:
     out = Table(box=None, pad_edge=False)
     with_reference = any(row["reference"] for row in parameters)
     for column in ("parameter", "Stan mean", "Stan sd", "NumPyro mean", "NumPyro sd", "z") + (
-            ("ref. mean", "ref. sd") if with_reference else ()):
+        ("ref. mean", "ref. sd") if with_reference else ()
+    ):
         out.add_column(column, justify="left" if column == "parameter" else "right")
     for row in parameters:
-        given = ((figure(row["reference"]["mean"]), figure(row["reference"]["sd"])) if row["reference"] else
-                 ("", "")) if with_reference else ()
-        out.add_row(row["parameter"], figure(row["stan"]["mean"]), figure(row["stan"]["sd"]),
-                    figure(row["numpyro"]["mean"]), figure(row["numpyro"]["sd"]), f"{row['z']:.2f}", *given)
+        given = (
+            ((figure(row["reference"]["mean"]), figure(row["reference"]["sd"])) if row["reference"] else ("", ""))
+            if with_reference
+            else ()
+        )
+        out.add_row(
+            row["parameter"],
+            figure(row["stan"]["mean"]),
+            figure(row["stan"]["sd"]),
+            figure(row["numpyro"]["mean"]),
+            figure(row["numpyro"]["sd"]),
+            f"{row['z']:.2f}",
+            *given,
+        )
     return out
 
 
 # --- the verb ------------------------------------------------------------------------------------------------------
+
 
 def main(args) -> int:
     console = Console(highlight=False)
@@ -203,7 +273,7 @@ def main(args) -> int:
         """Each stage's line once it is done; the short run's tables after it."""
         if not shown:
             console.print(f"stanjax check [bold]{result.spec.id}[/bold] (size {result.size}, seed {result.seed})")
-        for stage in result.stages[len(shown):]:
+        for stage in result.stages[len(shown) :]:
             show(console, stage)
             shown.append(stage["name"])
             if stage["name"] == "run" and result.rows:
@@ -212,12 +282,24 @@ def main(args) -> int:
     result = check(args, progress)  # the namespace has CheckRequest's names
     if result.stopped is not None:
         return interrupted(result.stopped, result.records, result.jobs, result.out)
-    report = {"spec": result.spec, "size": result.size, "seed": result.seed, "stages": result.stages,
-              "rows": result.rows, "parameters": result.parameters, "records": result.out / "results.jsonl",
-              "command": command(args), "advice": result.advice}
+    report = {
+        "spec": result.spec,
+        "size": result.size,
+        "seed": result.seed,
+        "stages": result.stages,
+        "rows": result.rows,
+        "parameters": result.parameters,
+        "records": result.out / "results.jsonl",
+        "command": command(args),
+        "advice": result.advice,
+    }
     if result.rows:
-        report |= {"settings": result.settings, "speed": speed_text(result.speed),
-                   "agrees": agreement_text(result.pairs), "speed_advice": result.speed_advice}
+        report |= {
+            "settings": result.settings,
+            "speed": speed_text(result.speed),
+            "agrees": agreement_text(result.pairs),
+            "speed_advice": result.speed_advice,
+        }
     return _finish(console, result.out, report, result.verdict)
 
 
@@ -230,21 +312,38 @@ def print_runs(console: Console, result: CheckResult) -> None:
     if result.parameters:
         console.print(parameter_table(result.parameters[:PARAMETERS_SHOWN]))
     if len(result.parameters) > PARAMETERS_SHOWN:
-        console.print(f"  ({PARAMETERS_SHOWN} of {len(result.parameters)} parameters, largest |z| first; all in "
-                      f"{result.out / 'check.html'})", highlight=False, soft_wrap=True)
-    console.print(f"  speed          {speed_text(result.speed)}\n  engines agree  {agreement_text(result.pairs)}",
-                  highlight=False, soft_wrap=True)
+        console.print(
+            f"  ({PARAMETERS_SHOWN} of {len(result.parameters)} parameters, largest |z| first; all in "
+            f"{result.out / 'check.html'})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"  speed          {speed_text(result.speed)}\n  engines agree  {agreement_text(result.pairs)}",
+        highlight=False,
+        soft_wrap=True,
+    )
     for line in result.speed_advice:
         console.print(f"  speed advice   {line}", highlight=False, soft_wrap=True)
 
 
 def command(args) -> str:
     """The check as a command line (what the page was made by)."""
-    options = [("--data", args.data), ("--model-dir", args.model_dir), ("--size", args.size if args.data is None
-                                                                         else None), ("--seed", args.seed),
-               ("--reference", args.reference)]
-    return shlex.join(["stanjax", "check", *args.target,
-                       *(str(part) for option, value in options if value is not None for part in (option, value))])
+    options = [
+        ("--data", args.data),
+        ("--model-dir", args.model_dir),
+        ("--size", args.size if args.data is None else None),
+        ("--seed", args.seed),
+        ("--reference", args.reference),
+    ]
+    return shlex.join(
+        [
+            "stanjax",
+            "check",
+            *args.target,
+            *(str(part) for option, value in options if value is not None for part in (option, value)),
+        ]
+    )
 
 
 def _finish(console: Console, out: Path, report: dict, verdict: str | None) -> int:

@@ -24,13 +24,21 @@ FAILURE_TAIL_LINES = 20
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
-        "compile", help="compile the Stan programs ahead of time",
+        "compile",
+        help="compile the Stan programs ahead of time",
         description="Compile the Stan program of each model with the Stan engine that runs would use (bundled "
-        "Stan, or CmdStan when one is found) into its cache; already compiled ones are skipped.")
+        "Stan, or CmdStan when one is found) into its cache; already compiled ones are skipped.",
+    )
     parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs (default: all)")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                        help="compile N programs at once, each in its own process (default: %(default)s; "
-                        "each compile is one single-threaded C++ compiler, so up to one per core)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        metavar="N",
+        help="compile N programs at once, each in its own process (default: %(default)s; "
+        "each compile is one single-threaded C++ compiler, so up to one per core)",
+    )
     parser.set_defaults(handler=main)
 
 
@@ -73,20 +81,23 @@ def compile_each(tasks: list[tuple[str, list[str]]], jobs: int, log: Path | None
 
     def run(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
+        done = subprocess.run(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
         return done, time.perf_counter() - start
 
     failed = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool, (open(log, "a") if log else nullcontext()) as log_file:
+    with ThreadPoolExecutor(max_workers=jobs) as pool, open(log, "a") if log else nullcontext() as log_file:
         futures = {pool.submit(run, command): (label, command) for label, command in tasks}
         for future in as_completed(futures):
             label, command = futures[future]
             done, seconds = future.result()
             lines = done.stdout.rstrip().splitlines()
             if log_file:
-                log_file.write(f"==> {label}: exit {done.returncode} after {seconds:.1f} s: {shlex.join(command)}\n"
-                               f"{done.stdout.rstrip()}\n\n")
+                log_file.write(
+                    f"==> {label}: exit {done.returncode} after {seconds:.1f} s: {shlex.join(command)}\n"
+                    f"{done.stdout.rstrip()}\n\n"
+                )
                 log_file.flush()
             if done.returncode == 0:
                 print(lines[-1] if lines else f"{label}: done in {seconds:.1f} s", flush=True)
@@ -94,8 +105,11 @@ def compile_each(tasks: list[tuple[str, list[str]]], jobs: int, log: Path | None
             failed.append(label)
             tail = "\n".join(f"    {line}" for line in lines[-FAILURE_TAIL_LINES:])
             where = f" (whole output in {log})" if log else ""
-            print(f"{label}: FAILED, exit {done.returncode} after {seconds:.1f} s{where}:\n{tail}", file=sys.stderr,
-                  flush=True)
+            print(
+                f"{label}: FAILED, exit {done.returncode} after {seconds:.1f} s{where}:\n{tail}",
+                file=sys.stderr,
+                flush=True,
+            )
     if failed:
         print(f"{len(failed)} of {len(tasks)} failed to compile: {', '.join(failed)}", file=sys.stderr)
         return 1

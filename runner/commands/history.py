@@ -10,11 +10,14 @@ from stanjax.runner import history
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
-        "history", help="list the runs kept per machine in a history store",
+        "history",
+        help="list the runs kept per machine in a history store",
         description="List every <machine>/<folder>/results.jsonl under HISTORY: when it ran, how many runs "
-        "(and how many valid), how many models, at which commit.")
-    parser.add_argument("history", type=Path, nargs="?", default=Path("results"),
-                        help="history store (default: %(default)s)")
+        "(and how many valid), how many models, at which commit.",
+    )
+    parser.add_argument(
+        "history", type=Path, nargs="?", default=Path("results"), help="history store (default: %(default)s)"
+    )
     parser.set_defaults(handler=main)
 
 
@@ -25,6 +28,8 @@ def main(args) -> int:
     print(f"{'machine':<24} {'folder':<34} {'created':<26} {'runs':>5} {'valid':>5} {'models':>6}  commit")
     for folder in folders:
         s = history.summary(folder)
-        print(f"{s['machine']:<24} {s['folder']:<34} {s['created']:<26} {s['runs']:>5} {s['valid']:>5} "
-              f"{s['models']:>6}  {', '.join(s['commits'])}")
+        print(
+            f"{s['machine']:<24} {s['folder']:<34} {s['created']:<26} {s['runs']:>5} {s['valid']:>5} "
+            f"{s['models']:>6}  {', '.join(s['commits'])}"
+        )
     return 0

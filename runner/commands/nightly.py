@@ -14,18 +14,21 @@ from stanjax.runner.plan import plan
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser(
-        "nightly", help="run the nightly suite, compare with the previous nightly, report, flag regressions",
+        "nightly",
+        help="run the nightly suite, compare with the previous nightly, report, flag regressions",
         description="Runs the `nightly` suite into HISTORY/<machine>/nightly-<UTC time>/, compares it with the "
         "latest earlier nightly of the same machine (or --baseline) as `stanjax compare` does, and writes the "
         "report (with the comparison and a history plot per model) to that folder's report/. Exit 1 when "
-        "anything regressed or a run failed, 0 otherwise, 2 on bad input.")
+        "anything regressed or a run failed, 0 otherwise, 2 on bad input.",
+    )
     parser.add_argument("--history", type=Path, default=Path("results"), help="history store (default: %(default)s)")
     parser.add_argument("--baseline", type=Path, help="records to compare with (default: the previous nightly)")
     parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs (default: the suite's)")
     parser.add_argument("--size", help="size preset (default: the suite's; CI uses tiny)")
     parser.add_argument("--repeats", type=int, help="repeats per (model, engine) (default: the suite's, 5)")
-    parser.add_argument("--threshold", type=float, default=compare.THRESHOLD,
-                        help="relative change that counts (default: %(default)s)")
+    parser.add_argument(
+        "--threshold", type=float, default=compare.THRESHOLD, help="relative change that counts (default: %(default)s)"
+    )
     parser.add_argument("--alpha", type=float, default=compare.ALPHA, help="significance level (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
     parser.set_defaults(handler=main)

@@ -18,85 +18,148 @@ from stanjax.runner.suites import SUITES
 
 
 def add_parser(verbs) -> None:
-    parser = verbs.add_parser(
-        "run", help="run models on engines and append result records", description=DESCRIPTION)
+    parser = verbs.add_parser("run", help="run models on engines and append result records", description=DESCRIPTION)
     add_arguments(parser)
     parser.set_defaults(handler=main)
 
 
-DESCRIPTION = ("Run each (model, engine, repeat) in its own process and append one JSON record per run to "
-               "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
-               "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
-               "the data depend on --seed only, the sampler seed on --seed and the repeat. Runs go in paired "
-               "blocks: repeat r of every engine is block r, run back to back, the engines' order alternating from "
-               "block to block; a report takes ratios within blocks. A run measured while other processes kept "
-               "the machine busy is kept, marked loaded, and run again (--reruns).")
+DESCRIPTION = (
+    "Run each (model, engine, repeat) in its own process and append one JSON record per run to "
+    "OUT/results.jsonl. Settings come from --suite; any option given here overrides the suite's value. "
+    "Every engine runs NUTS with the same chains, warmup, draws, target acceptance and max tree depth; "
+    "the data depend on --seed only, the sampler seed on --seed and the repeat. Runs go in paired "
+    "blocks: repeat r of every engine is block r, run back to back, the engines' order alternating from "
+    "block to block; a report takes ratios within blocks. A run measured while other processes kept "
+    "the machine busy is kept, marked loaded, and run again (--reruns)."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", default=Request.suite, help=f"named settings: {', '.join(SUITES)} (default: %(default)s)")
-    parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's, "
-                        "or --model-dir's)")
-    parser.add_argument("--model-dir", type=Path, metavar="DIR",
-                        help="a folder of your own models laid out like this repository's (models/<id>.py, "
-                        "stan/<model>.stan, jax_models/<model>.py): they join the models, and are the ones run "
-                        "unless --models says otherwise")
+    parser.add_argument(
+        "--suite", default=Request.suite, help=f"named settings: {', '.join(SUITES)} (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--models", nargs="+", metavar="ID", help="posterior IDs, or 'all' (default: the suite's, or --model-dir's)"
+    )
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        metavar="DIR",
+        help="a folder of your own models laid out like this repository's (models/<id>.py, "
+        "stan/<model>.stan, jax_models/<model>.py): they join the models, and are the ones run "
+        "unless --models says otherwise",
+    )
     parser.add_argument("--engines", nargs="+", metavar="NAME", help=f"from {', '.join(ENGINE_NAMES)}")
     parser.add_argument("--size", help=f"data size preset: {', '.join(models.SIZE_NAMES)}")
     parser.add_argument("--chains", type=int, help="chains per run")
     parser.add_argument("--warmup", type=int, help="warmup iterations per chain")
     parser.add_argument("--draws", type=int, help="post-warmup draws per chain")
     parser.add_argument("--repeats", type=int, help="independent repeats of every (model, engine)")
-    parser.add_argument("--device", choices=DEVICES,
-                        help="where JAX engines run (default: the suite's, else cpu); Stan always runs on the CPU. "
-                        "gpu with no GPU visible to JAX is an error, never a silent CPU fallback")
-    parser.add_argument("--x64", action="store_true",
-                        help="float64 on the GPU too (default there: float32; on the CPU always float64)")
-    parser.add_argument("--chain-method", choices=CHAIN_METHODS,
-                        help="how NumPyro runs chains: parallel (one device each; CPU default), vectorized "
-                        "(one vmapped batch; GPU default) or sequential. BlackJAX engines always vectorise")
-    parser.add_argument("--stan", choices=("auto", "bundled", "cmdstan"), default=Request.stan,
-                        help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
-                        "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
-                        "installed, else bundled. The record names the one that ran (default: %(default)s)")
-    parser.add_argument("--isa", choices=ISAS, default=Request.isa,
-                        help="the CPU instruction set both sides are built for: native (the host's: Stan with "
-                        "-march=native, XLA's default) or x86-64-v2 (SSE4.2, no AVX, on both sides: Stan with "
-                        "-march=x86-64-v2, XLA's CPU ISA capped at SSE4.2). The record states it "
-                        "(default: %(default)s)")
-    parser.add_argument("--reruns", type=int, default=int(os.environ.get("STANJAX_RERUNS", 2)), metavar="K",
-                        help="times a run measured on a loaded machine (other processes kept more than a quarter "
-                        "of a core busy) is run again in its block, after waiting for quiet; its loaded record is "
-                        "kept, marked, and never enters a ratio (default: %(default)s; STANJAX_RERUNS sets it)")
-    parser.add_argument("--quiet-wait", type=float, default=Request.quiet_wait, metavar="S",
-                        help="seconds to wait for a quiet machine before the campaign and before each rerun; "
-                        "after that it runs anyway, and a loaded run stays marked (default: %(default)s)")
-    parser.add_argument("--cores", type=int, metavar="N",
-                        help="CPU cores each run may use, the first N this process may run on (default: all of "
-                        "them). Each worker is pinned to them: XLA's CPU threads for the JAX engines, Stan's "
-                        "chains x threads per chain. The record states both")
-    parser.add_argument("--threads-per-chain", type=int, metavar="T",
-                        help="Stan: T threads per chain, each chain pinned to its own T cores, running the model's "
-                        "reduce_sum program (stan/threaded/; models without one keep one thread). Default: with "
-                        "CmdStan, cores // chains where that is 2 or more; with the bundled Stan, 1 (its forked "
-                        "chains ran reduce_sum on one core: see the README's protocol)")
-    parser.add_argument("--seed", type=int, default=Request.seed, help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=Request.timeout, help="seconds before one run is stopped (default: %(default)s)")
-    parser.add_argument("--shard", type=shard_arg, metavar="I/N",
-                        help="run only part I of N of the plan (a Slurm job array, a CI matrix: each machine its own "
-                        "part into its own results folder; `stanjax report A B ...` merges them). Parts split by "
-                        "model and size, so every engine and repeat of a model runs on one machine, where they "
-                        "can be paired")
-    parser.add_argument("--estimate", action="store_true",
-                        help="run nothing: print how long each model's runs will take and the total, from the "
-                        "records in results/ and OUT (this machine's where it has some), with what each estimate "
-                        "rests on; with --resume, of what is left")
-    parser.add_argument("--resume", action="store_true",
-                        help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
-                        "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
-                        "method, ISA, config hash and repeat; failed runs, and with --reruns above 0 loaded ones, are "
-                        "run again), under the same campaign ID, so blocks pair across the interruption")
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        help="where JAX engines run (default: the suite's, else cpu); Stan always runs on the CPU. "
+        "gpu with no GPU visible to JAX is an error, never a silent CPU fallback",
+    )
+    parser.add_argument(
+        "--x64", action="store_true", help="float64 on the GPU too (default there: float32; on the CPU always float64)"
+    )
+    parser.add_argument(
+        "--chain-method",
+        choices=CHAIN_METHODS,
+        help="how NumPyro runs chains: parallel (one device each; CPU default), vectorized "
+        "(one vmapped batch; GPU default) or sequential. BlackJAX engines always vectorise",
+    )
+    parser.add_argument(
+        "--stan",
+        choices=("auto", "bundled", "cmdstan"),
+        default=Request.stan,
+        help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
+        "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
+        "installed, else bundled. The record names the one that ran (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--isa",
+        choices=ISAS,
+        default=Request.isa,
+        help="the CPU instruction set both sides are built for: native (the host's: Stan with "
+        "-march=native, XLA's default) or x86-64-v2 (SSE4.2, no AVX, on both sides: Stan with "
+        "-march=x86-64-v2, XLA's CPU ISA capped at SSE4.2). The record states it "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--reruns",
+        type=int,
+        default=int(os.environ.get("STANJAX_RERUNS", 2)),
+        metavar="K",
+        help="times a run measured on a loaded machine (other processes kept more than a quarter "
+        "of a core busy) is run again in its block, after waiting for quiet; its loaded record is "
+        "kept, marked, and never enters a ratio (default: %(default)s; STANJAX_RERUNS sets it)",
+    )
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=Request.quiet_wait,
+        metavar="S",
+        help="seconds to wait for a quiet machine before the campaign and before each rerun; "
+        "after that it runs anyway, and a loaded run stays marked (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        metavar="N",
+        help="CPU cores each run may use, the first N this process may run on (default: all of "
+        "them). Each worker is pinned to them: XLA's CPU threads for the JAX engines, Stan's "
+        "chains x threads per chain. The record states both",
+    )
+    parser.add_argument(
+        "--threads-per-chain",
+        type=int,
+        metavar="T",
+        help="Stan: T threads per chain, each chain pinned to its own T cores, running the model's "
+        "reduce_sum program (stan/threaded/; models without one keep one thread). Default: with "
+        "CmdStan, cores // chains where that is 2 or more; with the bundled Stan, 1 (its forked "
+        "chains ran reduce_sum on one core: see the README's protocol)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=Request.seed,
+        help="data seed; sampler seeds derive from it and the repeat (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("out/results"), help="folder for results.jsonl and logs (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=Request.timeout,
+        help="seconds before one run is stopped (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=shard_arg,
+        metavar="I/N",
+        help="run only part I of N of the plan (a Slurm job array, a CI matrix: each machine its own "
+        "part into its own results folder; `stanjax report A B ...` merges them). Parts split by "
+        "model and size, so every engine and repeat of a model runs on one machine, where they "
+        "can be paired",
+    )
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="run nothing: print how long each model's runs will take and the total, from the "
+        "records in results/ and OUT (this machine's where it has some), with what each estimate "
+        "rests on; with --resume, of what is left",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
+        "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
+        "method, ISA, config hash and repeat; failed runs, and with --reruns above 0 loaded ones, are "
+        "run again), under the same campaign ID, so blocks pair across the interruption",
+    )
 
 
 def shard_arg(text: str) -> tuple[int, int]:
@@ -142,8 +205,15 @@ def main(args) -> int:
         raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
     written: list[records.RunRecord] = []
     try:
-        rerun = run_campaign(jobs, args.out, args.timeout, written, reruns=args.reruns,
-                             quiet_wait_s=args.quiet_wait, campaign_id=campaign_id)
+        rerun = run_campaign(
+            jobs,
+            args.out,
+            args.timeout,
+            written,
+            reruns=args.reruns,
+            quiet_wait_s=args.quiet_wait,
+            campaign_id=campaign_id,
+        )
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, args.out)
     print(campaign_summary(written, rerun, args.out))
@@ -158,8 +228,11 @@ def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for job in jobs:
         per_model.setdefault((job.model_id, job.config.size), []).append(estimate(job))
-    lines = [f"{model_id} ({size}): {len(found)} runs, ~{minutes(sum(s for s, _ in found))} "
-             f"({'; '.join(sorted({basis for _, basis in found}))})" for (model_id, size), found in per_model.items()]
+    lines = [
+        f"{model_id} ({size}): {len(found)} runs, ~{minutes(sum(s for s, _ in found))} "
+        f"({'; '.join(sorted({basis for _, basis in found}))})"
+        for (model_id, size), found in per_model.items()
+    ]
     total = sum(s for found in per_model.values() for s, _ in found)
     return "\n".join([*lines, f"total: {len(jobs)} runs, ~{minutes(total)} of machine time (compiles not counted)"])
 
@@ -176,12 +249,15 @@ def campaign_summary(written: list[records.RunRecord], rerun: list[str], out: Pa
     failed = [r for r in final.values() if r.status != "ok"]
     invalid = [r for r in final.values() if r.status == "ok" and not r.valid]
     still_loaded = [r for r in final.values() if r.load and r.load.loaded]
-    lines = [f"{len(final) - len(failed)} of {len(final)} runs ok ({len(invalid)} failed a validity gate); "
-             f"records in {out}"]
+    lines = [
+        f"{len(final) - len(failed)} of {len(final)} runs ok ({len(invalid)} failed a validity gate); records in {out}"
+    ]
     if rerun:
         lines.append(f"{len(rerun)} run(s) rerun after a loaded measurement (kept in the records, marked loaded):")
         lines += [f"  {why}" for why in rerun]
     if still_loaded:
-        lines.append(f"{len(still_loaded)} run(s) still loaded after their reruns: their blocks are incomplete and "
-                     "enter no ratio")
+        lines.append(
+            f"{len(still_loaded)} run(s) still loaded after their reruns: their blocks are incomplete and "
+            "enter no ratio"
+        )
     return "\n".join(lines)

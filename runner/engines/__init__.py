@@ -70,8 +70,9 @@ class Engine(Protocol):
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()) -> Any: ...
 
-    def sample(self, handle: Any, data: dict, config: RunConfig, seed: int,
-               placement: Placement = Placement()) -> SampleResult: ...
+    def sample(
+        self, handle: Any, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()
+    ) -> SampleResult: ...
 
 
 STAN, JAX = "stan", "jax"
@@ -117,8 +118,11 @@ class EngineEntry:
         unless ``chain_method`` is one this engine accepts."""
         device = device if device in self.defaults else self.devices[0]
         precision, default_method = self.defaults[device]
-        return Placement(device, "float64" if x64 else precision,
-                         chain_method if chain_method in self.chain_methods else default_method)
+        return Placement(
+            device,
+            "float64" if x64 else precision,
+            chain_method if chain_method in self.chain_methods else default_method,
+        )
 
 
 def _stan_front_end(requested: str) -> str:
@@ -126,31 +130,62 @@ def _stan_front_end(requested: str) -> str:
     from stanjax.runner.engines.stan import find_cmdstan
 
     if requested == "cmdstan" and not find_cmdstan():
-        raise UsageError("--stan cmdstan: no CmdStan installation found (set CMDSTAN, or install one with "
-                         "cmdstanpy's install_cmdstan)")
+        raise UsageError(
+            "--stan cmdstan: no CmdStan installation found (set CMDSTAN, or install one with "
+            "cmdstanpy's install_cmdstan)"
+        )
     if requested == "auto":
         return "cmdstan" if find_cmdstan() else "bundled"
     return requested
 
 
-ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
-    # Stan's NUTS: the bundled Stan (httpstan's compiled NUTS driven directly), CmdStan through cmdstanpy when one
-    # is installed; "pystan": the bundled Stan driven through pystan (records made before the direct driver).
-    EngineEntry("stan", STAN, {"bundled": "Stan", "cmdstan": "CmdStan", "pystan": "PyStan"},
-                {"cpu": ("float64", "parallel")}, ("parallel",), "stanjax.runner.engines.stan:StanEngine", order=3,
-                choose_front_end=_stan_front_end, retired=("pystan",)),
-    EngineEntry("numpyro", JAX, {"numpyro": "NumPyro"},
-                {"cpu": ("float64", "parallel"), "gpu": ("float32", "vectorized")},
-                ("parallel", "vectorized", "sequential"), "stanjax.runner.engines.numpyro:NumPyroEngine", order=2),
-    # BlackJAX NUTS with Stan-style window adaptation per chain, chains vmapped.
-    EngineEntry("blackjax_nuts", JAX, {"blackjax": "BlackJAX-NUTS"},
-                {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
-                "stanjax.runner.engines.blackjax:nuts", order=1),
-    # Jittered HMC tuned by ChEES across the chain batch: the many-chain, GPU-friendly adaptive HMC.
-    EngineEntry("blackjax_chees", JAX, {"blackjax": "BlackJAX-ChEES"},
-                {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")}, ("vectorized",),
-                "stanjax.runner.engines.blackjax:chees", order=0),
-)}
+ENGINES: dict[str, EngineEntry] = {
+    entry.name: entry
+    for entry in (
+        # Stan's NUTS: the bundled Stan (httpstan's compiled NUTS driven directly), CmdStan through cmdstanpy when one
+        # is installed; "pystan": the bundled Stan driven through pystan (records made before the direct driver).
+        EngineEntry(
+            "stan",
+            STAN,
+            {"bundled": "Stan", "cmdstan": "CmdStan", "pystan": "PyStan"},
+            {"cpu": ("float64", "parallel")},
+            ("parallel",),
+            "stanjax.runner.engines.stan:StanEngine",
+            order=3,
+            choose_front_end=_stan_front_end,
+            retired=("pystan",),
+        ),
+        EngineEntry(
+            "numpyro",
+            JAX,
+            {"numpyro": "NumPyro"},
+            {"cpu": ("float64", "parallel"), "gpu": ("float32", "vectorized")},
+            ("parallel", "vectorized", "sequential"),
+            "stanjax.runner.engines.numpyro:NumPyroEngine",
+            order=2,
+        ),
+        # BlackJAX NUTS with Stan-style window adaptation per chain, chains vmapped.
+        EngineEntry(
+            "blackjax_nuts",
+            JAX,
+            {"blackjax": "BlackJAX-NUTS"},
+            {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")},
+            ("vectorized",),
+            "stanjax.runner.engines.blackjax:nuts",
+            order=1,
+        ),
+        # Jittered HMC tuned by ChEES across the chain batch: the many-chain, GPU-friendly adaptive HMC.
+        EngineEntry(
+            "blackjax_chees",
+            JAX,
+            {"blackjax": "BlackJAX-ChEES"},
+            {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")},
+            ("vectorized",),
+            "stanjax.runner.engines.blackjax:chees",
+            order=0,
+        ),
+    )
+}
 ENGINE_NAMES = tuple(ENGINES)
 CPU_PAIR = ("stan", "numpyro")
 
@@ -176,8 +211,16 @@ def get_engine(name: str, front_end: str | None = None) -> Engine:
     return getattr(importlib.import_module(module), attribute)(front_end)
 
 
-def label(engine: str, front_end: str, device: str, precision: str, chain_method: str,
-          matmul_precision: str | None = None, threads_per_chain: int = 1, isa: str = "") -> str:
+def label(
+    engine: str,
+    front_end: str,
+    device: str,
+    precision: str,
+    chain_method: str,
+    matmul_precision: str | None = None,
+    threads_per_chain: int = 1,
+    isa: str = "",
+) -> str:
     """The report's name for an engine setup, e.g. "NumPyro-CPU", "NumPyro-GPU-f32", "Stan-CPU", "CmdStan-CPU".
 
     float32 is marked "-f32" (float64 is the unmarked default); "-tf32" is float32 on a GPU with JAX's default

@@ -39,8 +39,14 @@ class BlackJAXEngine:
         """Nothing to build ahead of the data: the phases are compiled inside ``sample``, and timed."""
         return {"model": jax_models.load(spec.model_name)}
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int,
-               placement: Placement = Placement("cpu", "float64", "vectorized")) -> SampleResult:
+    def sample(
+        self,
+        handle,
+        data: dict,
+        config: RunConfig,
+        seed: int,
+        placement: Placement = Placement("cpu", "float64", "vectorized"),
+    ) -> SampleResult:
         if placement.chain_method != "vectorized":
             raise ValueError("BlackJAX engines run the chains as one vectorised batch")
         jax = start_jax(placement, config.chains)
@@ -52,7 +58,8 @@ class BlackJAXEngine:
             return -potential_fn(position)
 
         warmup, sampling = (_nuts_phases if self.algorithm == "nuts" else _chees_phases)(
-            jax, logdensity, config, traces)
+            jax, logdensity, config, traces
+        )
 
         clock = CompileClock()  # here only for its persistent-cache counts
         start = time.perf_counter()
@@ -74,19 +81,29 @@ class BlackJAXEngine:
         draws = {name: np.asarray(value, dtype=np.float64) for name, value in constrained.items()}
         host_s = time.perf_counter() - start
         timings = Timings(
-            compile_s=compile_s, warmup_s=warmup_s, sampling_s=sampling_s, user_s=warmup_s + sampling_s + host_s,
+            compile_s=compile_s,
+            warmup_s=warmup_s,
+            sampling_s=sampling_s,
+            user_s=warmup_s + sampling_s + host_s,
             source="sampler: ahead-of-time compiled warmup and sampling functions, each timed to "
-                   "block_until_ready; user: the same plus constraining the draws and copying them to host arrays",
-            compile_cached=clock.all_cached, detail={"traces": dict(traces), "host_copy_s": host_s})
+            "block_until_ready; user: the same plus constraining the draws and copying them to host arrays",
+            compile_cached=clock.all_cached,
+            detail={"traces": dict(traces), "host_copy_s": host_s},
+        )
         stats = SamplerStats(
             n_leapfrog=np.asarray(n_steps, dtype=np.int64),
             divergent=np.asarray(divergent, dtype=bool),
             warmup_gradients=int(np.sum(warmup_steps)),
             step_size=[float(s) for s in np.broadcast_to(np.asarray(parameters["step_size"]), (config.chains,))],
         )
-        info = {"blackjax": metadata.version("blackjax"), "jaxlib": metadata.version("jaxlib"),
-                "algorithm": self.algorithm, "traces": dict(traces), "superchains": config.superchains,
-                **device_info(jax, placement, config.chains)}
+        info = {
+            "blackjax": metadata.version("blackjax"),
+            "jaxlib": metadata.version("jaxlib"),
+            "algorithm": self.algorithm,
+            "traces": dict(traces),
+            "superchains": config.superchains,
+            **device_info(jax, placement, config.chains),
+        }
         return SampleResult(draws, timings, stats, info)
 
 
@@ -103,9 +120,12 @@ def _nuts_phases(jax, logdensity, config: RunConfig, traces: dict):
     import blackjax
 
     def adapt_one(key, position):
-        adaptation = blackjax.window_adaptation(blackjax.nuts, logdensity,
-                                                target_acceptance_rate=config.target_accept,
-                                                max_num_doublings=config.max_treedepth)
+        adaptation = blackjax.window_adaptation(
+            blackjax.nuts,
+            logdensity,
+            target_acceptance_rate=config.target_accept,
+            max_num_doublings=config.max_treedepth,
+        )
         (state, parameters), info = adaptation.run(key, position, num_steps=config.warmup)
         tuned = {name: parameters[name] for name in ("step_size", "inverse_mass_matrix")}
         return state, tuned, info.info.num_integration_steps
@@ -142,9 +162,14 @@ def _chees_phases(jax, logdensity, config: RunConfig, traces: dict):
 
     def warmup(key, positions):
         traces["warmup"] += 1
-        (states, parameters), info = adaptation.run(key, positions, CHEES_INITIAL_STEP_SIZE,
-                                                    optax.adam(CHEES_LEARNING_RATE), config.warmup,
-                                                    max_sampling_steps=config.draws)
+        (states, parameters), info = adaptation.run(
+            key,
+            positions,
+            CHEES_INITIAL_STEP_SIZE,
+            optax.adam(CHEES_LEARNING_RATE),
+            config.warmup,
+            max_sampling_steps=config.draws,
+        )
         schedule.update({name: value for name, value in parameters.items() if callable(value)})
         arrays = {name: value for name, value in parameters.items() if not callable(value)}
         return states, arrays, info.info.num_integration_steps
@@ -158,6 +183,7 @@ def _chees_phases(jax, logdensity, config: RunConfig, traces: dict):
             return states, (states.position, info.num_integration_steps, info.is_divergent)
 
         _, (positions, n_steps, divergent) = jax.lax.scan(step, states, jax.random.split(key, config.draws))
+
         def swap(x):  # (draws, chains, ...) -> (chains, draws, ...)
             return jax.numpy.swapaxes(x, 0, 1)
 

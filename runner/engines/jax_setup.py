@@ -88,8 +88,9 @@ def start_jax(placement: Placement, chains: int):
     if jax.default_backend() != placement.device:
         raise RuntimeError(f"asked for {placement.device}, JAX started on {jax.default_backend()}")
     if placement.chain_method == "parallel" and jax.local_device_count() < chains:
-        raise RuntimeError(f"JAX sees {jax.local_device_count()} {placement.device} devices, "
-                           f"{chains} parallel chains need one each")
+        raise RuntimeError(
+            f"JAX sees {jax.local_device_count()} {placement.device} devices, {chains} parallel chains need one each"
+        )
     return jax
 
 
@@ -105,8 +106,10 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
         **isas.info(placement.isa),
         # The ISA limit XLA started with (its flags are read once): what took effect, not only what was asked.
-        "xla_isa_flag": next((flag for flag in os.environ.get("XLA_FLAGS", "").split()
-                              if flag.startswith("--xla_cpu_max_isa=")), "none (XLA's default: the host's ISA)"),
+        "xla_isa_flag": next(
+            (flag for flag in os.environ.get("XLA_FLAGS", "").split() if flag.startswith("--xla_cpu_max_isa=")),
+            "none (XLA's default: the host's ISA)",
+        ),
         "matmul_precision": jax.config.jax_default_matmul_precision,
         # XLA's CPU thread pool is as large as the worker's cores (its affinity mask), shared by the chains.
         "cpu_threads": len(os.sched_getaffinity(0)),
@@ -122,7 +125,7 @@ def initial_points(jax, model, data: dict, config: RunConfig, rng_key):
 
     ids = config.superchain_ids()
     init, potential_fn, postprocess_fn, _ = initialize_model(
-        jax.random.split(rng_key, config.superchains or config.chains), model, model_kwargs=data,
-        dynamic_args=False)
+        jax.random.split(rng_key, config.superchains or config.chains), model, model_kwargs=data, dynamic_args=False
+    )
     points = init.z if ids is None else jax.tree.map(lambda starts: starts[jax.numpy.asarray(ids)], init.z)
     return points, potential_fn, postprocess_fn

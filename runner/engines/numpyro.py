@@ -30,22 +30,32 @@ class NumPyroEngine:
         """Nothing to build ahead of time: MCMC compiles on first call, timed inside ``sample``."""
         return {"model": jax_models.load(spec.model_name)}
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int,
-               placement: Placement = Placement()) -> SampleResult:
+    def sample(
+        self, handle, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()
+    ) -> SampleResult:
         jax = start_jax(placement, config.chains)
         from numpyro.infer import MCMC, NUTS
 
         clock = CompileClock()
         kernel = NUTS(handle["model"], target_accept_prob=config.target_accept, max_tree_depth=config.max_treedepth)
-        mcmc = MCMC(kernel, num_warmup=config.warmup, num_samples=config.draws, num_chains=config.chains,
-                    chain_method=placement.chain_method, progress_bar=False)
+        mcmc = MCMC(
+            kernel,
+            num_warmup=config.warmup,
+            num_samples=config.draws,
+            num_chains=config.chains,
+            chain_method=placement.chain_method,
+            progress_bar=False,
+        )
 
         start = time.perf_counter()  # the clock's compile spans from here on (the key's own included) are inside
         rng_key = jax.random.PRNGKey(seed)
         # Many short chains start in superchains (nested R-hat); otherwise NumPyro draws each chain's start itself
         # inside warmup. Either way the initialisation is part of the warmup span.
-        init_params = initial_points(jax, handle["model"], data, config, jax.random.fold_in(rng_key, 1))[0] \
-            if config.superchains else None
+        init_params = (
+            initial_points(jax, handle["model"], data, config, jax.random.fold_in(rng_key, 1))[0]
+            if config.superchains
+            else None
+        )
         mcmc.warmup(rng_key, extra_fields=("num_steps",), collect_warmup=True, init_params=init_params, **data)
         jax.block_until_ready(mcmc.post_warmup_state)
         warmup_wall, warmup_compile = time.perf_counter() - start, clock.seconds()
@@ -70,14 +80,20 @@ class NumPyroEngine:
             sampling_s=sampling_wall - sampling_compile,
             user_s=warmup_wall + sampling_wall + host_s - compile_s,
             source="sampler: wall of MCMC.warmup and MCMC.run to block_until_ready, less jax.monitoring compile "
-                   "spans; user: the same plus the copy of draws and statistics to host arrays",
+            "spans; user: the same plus the copy of draws and statistics to host arrays",
             compile_cached=clock.all_cached,
             detail={"warmup_wall_s": warmup_wall, "sampling_wall_s": sampling_wall, "host_copy_s": host_s},
         )
         stats = SamplerStats(
-            n_leapfrog=n_leapfrog, divergent=divergent, warmup_gradients=warmup_gradients,
+            n_leapfrog=n_leapfrog,
+            divergent=divergent,
+            warmup_gradients=warmup_gradients,
             step_size=[float(s) for s in np.atleast_1d(mcmc.last_state.adapt_state.step_size)],
         )
-        info = {"numpyro": metadata.version("numpyro"), "jaxlib": metadata.version("jaxlib"),
-                "superchains": config.superchains, **device_info(jax, placement, config.chains)}
+        info = {
+            "numpyro": metadata.version("numpyro"),
+            "jaxlib": metadata.version("jaxlib"),
+            "superchains": config.superchains,
+            **device_info(jax, placement, config.chains),
+        }
         return SampleResult(draws, timings, stats, info)

@@ -92,8 +92,9 @@ class StanEngine:
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         return self.backend.compile(program(spec, placement), placement.isa)
 
-    def sample(self, handle, data: dict, config: RunConfig, seed: int,
-               placement: Placement = Placement()) -> SampleResult:
+    def sample(
+        self, handle, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()
+    ) -> SampleResult:
         if placement.device != "cpu":
             raise ValueError("Stan runs on the CPU only")
         threads = placement.threads_per_chain
@@ -106,27 +107,39 @@ class StanEngine:
         return result
 
 
-def _stan_split(per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool,
-                interface: str, config: RunConfig) -> Timings:
+def _stan_split(
+    per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool, interface: str, config: RunConfig
+) -> Timings:
     """Timings from the sample call's wall (``user_s``) and Stan's per-chain elapsed times. Where every chain was
     faster than Stan's clock (it reports milliseconds: 0 for a one-parameter model's tiny run), the sampler time
     is the call's wall, split in the ratio of warmup to sampling iterations, and the source says so."""
     sampler_s = max(c["warmup"] + c["sampling"] for c in per_chain)
     warmup = sum(c["warmup"] for c in per_chain)
     total = warmup + sum(c["sampling"] for c in per_chain)
-    source = (f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
-              "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times")
+    source = (
+        f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
+        "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times"
+    )
     if total > 0:
         warmup_share = warmup / total
     else:
         sampler_s, warmup_share = user_s, config.warmup / (config.warmup + config.draws)
-        source = (f"user and sampler: {interface} sample-call wall (Stan's clock read 0 ms for every chain), "
-                  "split in the ratio of warmup to sampling iterations")
+        source = (
+            f"user and sampler: {interface} sample-call wall (Stan's clock read 0 ms for every chain), "
+            "split in the ratio of warmup to sampling iterations"
+        )
     return Timings(
-        compile_s=compile_s, warmup_s=sampler_s * warmup_share, sampling_s=sampler_s * (1 - warmup_share),
-        user_s=user_s, source=source, compile_cached=cached,
-        detail={"chain_warmup_s": [c["warmup"] for c in per_chain],
-                "chain_sampling_s": [c["sampling"] for c in per_chain]})
+        compile_s=compile_s,
+        warmup_s=sampler_s * warmup_share,
+        sampling_s=sampler_s * (1 - warmup_share),
+        user_s=user_s,
+        source=source,
+        compile_cached=cached,
+        detail={
+            "chain_warmup_s": [c["warmup"] for c in per_chain],
+            "chain_sampling_s": [c["sampling"] for c in per_chain],
+        },
+    )
 
 
 class HttpstanBackend:
@@ -188,8 +201,13 @@ class HttpstanBackend:
         start = time.perf_counter()
         with _appended_cppflags(isas.stan_flags(isa)), _services_built_with(isas.stan_flags(isa)):
             asyncio.run(build())
-        return {"model_name": name, "program_code": code, "isa": isa, "compile_s": time.perf_counter() - start,
-                "cached": cached}
+        return {
+            "model_name": name,
+            "program_code": code,
+            "isa": isa,
+            "compile_s": time.perf_counter() - start,
+            "cached": cached,
+        }
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         import httpstan.models
@@ -233,8 +251,13 @@ def _appended_cppflags(flags: str):
 
 
 # httpstan's macros for Stan code (httpstan/models.py), for its services object as for a model.
-HTTPSTAN_MACROS = [("BOOST_DISABLE_ASSERTS", None), ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
-                   ("STAN_THREADS", None), ("_REENTRANT", None), ("_GLIBCXX_USE_CXX11_ABI", "0")]
+HTTPSTAN_MACROS = [
+    ("BOOST_DISABLE_ASSERTS", None),
+    ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
+    ("STAN_THREADS", None),
+    ("_REENTRANT", None),
+    ("_GLIBCXX_USE_CXX11_ABI", "0"),
+]
 
 
 @contextlib.contextmanager
@@ -274,9 +297,13 @@ def services_folder(flags: str) -> Path:
     with tempfile.TemporaryDirectory(dir=folder) as build:
         compiler = new_compiler()
         sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
-        [built] = compiler.compile([str(package / "stan_services.cpp")], output_dir=build, macros=HTTPSTAN_MACROS,
-                                   include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
-                                   extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()])
+        [built] = compiler.compile(
+            [str(package / "stan_services.cpp")],
+            output_dir=build,
+            macros=HTTPSTAN_MACROS,
+            include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
+            extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()],
+        )
         os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
     return folder
 
@@ -286,11 +313,21 @@ def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
     the run's settings; ``chain`` is set per process."""
     import httpstan.services.arguments as stan_arguments
 
-    given = {"data": data, "init": {}, "random_seed": seed, "num_warmup": config.warmup,
-             "num_samples": config.draws, "delta": config.target_accept, "max_depth": config.max_treedepth}
+    given = {
+        "data": data,
+        "init": {},
+        "random_seed": seed,
+        "num_warmup": config.warmup,
+        "num_samples": config.draws,
+        "delta": config.target_accept,
+        "max_depth": config.max_treedepth,
+    }
     names = stan_arguments.function_arguments(HttpstanBackend.FUNCTION, module)
-    defaults = {name: stan_arguments.lookup_default(stan_arguments.Method.SAMPLE, name)
-                for name in names if name not in given and name not in ("socket_filename", "chain")}
+    defaults = {
+        name: stan_arguments.lookup_default(stan_arguments.Method.SAMPLE, name)
+        for name in names
+        if name not in given and name not in ("socket_filename", "chain")
+    }
     return {**defaults, **given}
 
 
@@ -317,7 +354,8 @@ def _refuse_to_fork_with_jax() -> None:
         raise RuntimeError(
             "bundled Stan forks a process per chain, but this process has loaded JAX (jaxlib is imported), and a "
             "fork after JAX started can deadlock: run Stan in a process that never imports JAX (stanjax runs each "
-            "job in its own worker process)")
+            "job in its own worker process)"
+        )
 
 
 def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
@@ -328,8 +366,9 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
     _refuse_to_fork_with_jax()
     usable = sorted(os.sched_getaffinity(0))
     if threads > 1 and chains * threads > len(usable):
-        raise UsageError(f"{chains} chains x {threads} threads need {chains * threads} cores, this process has "
-                         f"{len(usable)}")
+        raise UsageError(
+            f"{chains} chains x {threads} threads need {chains * threads} cores, this process has {len(usable)}"
+        )
     context = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="stanjax-httpstan-") as folder:
         listeners, processes = {}, []
@@ -339,9 +378,8 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             listener.bind(path)
             listener.listen(4)  # Stan's init, sample and diagnostic writers and its logger
             listeners[listener] = chain
-            cores = usable[(chain - 1) * threads:chain * threads] if threads > 1 else None
-            process = context.Process(target=_chain_process,
-                                      args=(module, path, {**arguments, "chain": chain}, cores))
+            cores = usable[(chain - 1) * threads : chain * threads] if threads > 1 else None
+            process = context.Process(target=_chain_process, args=(module, path, {**arguments, "chain": chain}, cores))
             process.start()
             processes.append(process)
         received: dict[socket.socket, tuple[int, list[bytes]]] = {}
@@ -379,8 +417,10 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                 process.join()
             for source in [*listeners, *received]:
                 source.close()
-        outputs = [b"".join(b"".join(parts) + b"\n" for chain_of, parts in received.values() if chain_of == chain)
-                   for chain in range(1, chains + 1)]
+        outputs = [
+            b"".join(b"".join(parts) + b"\n" for chain_of, parts in received.values() if chain_of == chain)
+            for chain in range(1, chains + 1)
+        ]
         for chain, process in enumerate(processes, 1):
             if process.exitcode != 0:
                 error = Path(f"{folder}/{chain}.sock.error")
@@ -426,7 +466,7 @@ def group_columns(columns: list[str], values: np.ndarray) -> dict[str, np.ndarra
     for name, indices in spans.items():
         indexes = [tuple(int(part) for part in columns[i].split(".")[1:]) for i in indices]
         shape = tuple(map(max, zip(*indexes)))
-        block = values[..., indices[0]:indices[-1] + 1]
+        block = values[..., indices[0] : indices[-1] + 1]
         draws[name] = block.reshape(*block.shape[:2], *shape, order="F")
     return draws
 
@@ -468,8 +508,11 @@ class CmdStanBackend:
         CXXFLAGS on make's command line would replace CmdStan's own in older releases); Stan's threading for the
         reduce_sum programs; and a main object of the ISA's own (``main_object``)."""
         threads = "reduce_sum" in code
-        return {"CXXFLAGS_OPTIM": isas.stan_flags(isa), **({"STAN_THREADS": True} if threads else {}),
-                "CMDSTAN_MAIN_O": CmdStanBackend.main_object(isa, threads)}
+        return {
+            "CXXFLAGS_OPTIM": isas.stan_flags(isa),
+            **({"STAN_THREADS": True} if threads else {}),
+            "CMDSTAN_MAIN_O": CmdStanBackend.main_object(isa, threads),
+        }
 
     @staticmethod
     def main_object(isa: str, threads: bool) -> str:
@@ -492,8 +535,13 @@ class CmdStanBackend:
             return
         partial = f"{options['CMDSTAN_MAIN_O']}.{os.getpid()}.partial"
         variables = [f"{key}={value}" for key, value in {**options, "CMDSTAN_MAIN_O": partial}.items()]
-        done = subprocess.run([os.environ.get("MAKE", "make"), *variables, partial], cwd=self.cmdstan,
-                              capture_output=True, text=True, errors="replace")
+        done = subprocess.run(
+            [os.environ.get("MAKE", "make"), *variables, partial],
+            cwd=self.cmdstan,
+            capture_output=True,
+            text=True,
+            errors="replace",
+        )
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
             raise RuntimeError(f"CmdStan's main object for {options['CXXFLAGS_OPTIM']} failed to build:\n{tail}")
@@ -512,7 +560,7 @@ class CmdStanBackend:
             # The Stan library it compiles against (what the draws depend on), from its header.
             "stan_version": _stan_version(header) if header.exists() else "unknown",
             "compile_flags": f"CmdStan defaults (-O3) CXXFLAGS_OPTIM={isas.stan_flags(isa)}, its main object "
-                             "(NUTS) too",
+            "(NUTS) too",
             **isas.info(isa),
             "dtype": "float64",
         }
@@ -538,20 +586,29 @@ class CmdStanBackend:
         with tempfile.TemporaryDirectory(prefix="stanjax-cmdstan-") as output_dir:
             start = time.perf_counter()
             fit = handle["model"].sample(
-                data={k: np.asarray(v).tolist() for k, v in data.items()}, chains=config.chains,
-                parallel_chains=config.chains, iter_warmup=config.warmup, iter_sampling=config.draws,
-                seed=seed, adapt_delta=config.target_accept, max_treedepth=config.max_treedepth,
+                data={k: np.asarray(v).tolist() for k, v in data.items()},
+                chains=config.chains,
+                parallel_chains=config.chains,
+                iter_warmup=config.warmup,
+                iter_sampling=config.draws,
+                seed=seed,
+                adapt_delta=config.target_accept,
+                max_treedepth=config.max_treedepth,
                 **({"threads_per_chain": threads} if threads > 1 else {}),
-                output_dir=output_dir, show_progress=False, show_console=False)
+                output_dir=output_dir,
+                show_progress=False,
+                show_console=False,
+            )
             draws = {}
             for name in fit.metadata.stan_vars:
                 values = fit.stan_variable(name)  # (chains * draws, *shape), chain after chain
                 draws[name] = values.reshape(config.chains, config.draws, *values.shape[1:])
             method = fit.method_variables()  # name -> (draws, chains)
             user_s = time.perf_counter() - start
-        stats = SamplerStats(n_leapfrog=method["n_leapfrog__"].T.astype(np.int64),
-                             divergent=method["divergent__"].T.astype(bool),
-                             step_size=[float(s) for s in fit.step_size])
+        stats = SamplerStats(
+            n_leapfrog=method["n_leapfrog__"].T.astype(np.int64),
+            divergent=method["divergent__"].T.astype(bool),
+            step_size=[float(s) for s in fit.step_size],
+        )
         timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
         return SampleResult(draws, timings, stats, self.info(handle["isa"]))
-
