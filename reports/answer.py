@@ -26,6 +26,7 @@ from stanjax.runner.engines import STAN
 MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
 FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
 UNREGISTERED = "not in this checkout's model registry"
+SENTENCE_DETAIL = 3  # a direction with more models than this is summarised: the first screen stays one screen
 
 
 def regime_of(model_id: str) -> str:
@@ -431,16 +432,18 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
             + f" What would answer it: {pairing.measured_by}."
         )
     parts = []
+    by_direction = {d: {} for d in (FASTER, SLOWER, UNCLEAR)}  # direction -> title -> its entries, a machine each
+    for t, e in measured:
+        by_direction[e["direction"]].setdefault(t, []).append(e)
     for direction_name, verb in (
         (FASTER, f"{pairing.numerator_name} faster"),
         (SLOWER, f"{pairing.numerator_name} slower"),
         (UNCLEAR, "no clear difference"),
     ):
-        found: dict[str, list[dict]] = {}  # title -> its entries in this direction, a machine each
-        for t, e in measured:
-            if e["direction"] == direction_name:
-                found.setdefault(t, []).append(e)
-        if found:
+        found = by_direction[direction_name]
+        if len(found) > SENTENCE_DETAIL:
+            parts.append(f"{verb} on {count(len(found))} models, {extremes(found)}")
+        elif found:
             parts.append(
                 f"{verb} on "
                 + ", ".join(
@@ -448,10 +451,27 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
                     for t, entries in found.items()
                 )
             )
-    if thin:
+    if len(thin) > SENTENCE_DETAIL:
+        parts.append(f"insufficient data on {count(len(thin))} models")
+    elif thin:
         parts.append("insufficient data on " + ", ".join(f"{t} ({no_verdict(e)})" for t, e in thin))
     missing = sum(1 for r in rows if not r["entries"])
-    return f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
+    sentence = f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
+    summarised = [found for found in by_direction.values() if len(found) > SENTENCE_DETAIL]
+    differ = [
+        t for t in dict.fromkeys(t for t, _ in measured) if sum(t in found for found in by_direction.values()) > 1
+    ]
+    if summarised and differ:  # a summary hides which machine said what: name the models the machines disagree on
+        sentence += f" The machines differ on {', '.join(differ)}."
+    return sentence + (" Each model's ratio and interval: the figure below." if summarised else "")
+
+
+def extremes(found: dict[str, list[dict]]) -> str:
+    """The range of a direction's ratios, each end named: "from 1.26× (Logistic regression, epyc-2core) to 15.4×
+    (Dogs, epyc-2core)"."""
+    entries = sorted(((e["ratio"].value, t, e["machine"]) for t, es in found.items() for e in es))
+    (low, low_title, low_machine), (high, high_title, high_machine) = entries[0], entries[-1]
+    return f"from {times(low)} ({low_title}, {low_machine}) to {times(high)} ({high_title}, {high_machine})"
 
 
 def no_verdict(c: dict) -> str:

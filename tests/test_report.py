@@ -940,3 +940,31 @@ def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_dif
         "faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core; 1.23× (1.10–1.42×), xeon-2core)"
         in answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
     )
+
+
+def test_the_answer_sentence_summarises_a_direction_with_many_models_and_names_where_machines_differ():
+    """Fifteen models faster: the sentence gives their count and the range of ratios with each end named (it
+    stays on the first screen), and names the model the two machines disagree on; with three it lists each."""
+    from stanjax.reports.answer import MEASURED, SENTENCE_DETAIL, answer_sentence
+    from stanjax.reports.headline import PAIRINGS
+
+    def entry(machine, ratio, direction):
+        return {
+            "state": MEASURED,
+            "direction": direction,
+            "ratio": stats.Ratio(*ratio, 5),
+            "machine": machine,
+            "size": "default",
+        }
+
+    rows = [
+        {"title": f"Model {i}", "entries": [entry("epyc-2core", (1.5 + i, 1.2 + i, 1.9 + i), "faster")]}
+        for i in range(15)
+    ]
+    rows[3]["entries"].append(entry("xeon-2core", (1.1, 0.9, 1.3), "no clear difference"))
+    sentence = answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
+    assert "JAX-CPU faster on 15 models, from 1.50× (Model 0, epyc-2core) to 15.5× (Model 14, epyc-2core)" in sentence
+    assert "no clear difference on Model 3 (1.10× (1.11× slower to 1.30×), xeon-2core)" in sentence
+    assert "The machines differ on Model 3." in sentence and "Model 7" not in sentence
+    few = answer_sentence(PAIRINGS[1], rows[:SENTENCE_DETAIL], pd.DataFrame())
+    assert "Model 1 (2.50× (2.20–2.90×), epyc-2core)" in few and "differ" not in few and "figure" not in few
