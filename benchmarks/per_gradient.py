@@ -83,7 +83,7 @@ def stan_module(stan_file: Path, build: str):
     import httpstan.models
     import stan.common
 
-    from stanjax.runner.engines.stan import HttpstanBackend
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
 
     if build != "baseline":
         return httpstan.models.import_services_extension_module(
@@ -103,7 +103,8 @@ def stan_module(stan_file: Path, build: str):
 
 def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float]:
     """One chain of NUTS: (ms per gradient by Stan's sampling clock, seconds that clock read)."""
-    from stanjax.runner.engines.stan import _parse_elapsed, _run_chains, sample_table
+    from stanjax.runner.engines.stan_bundled import _run_chains
+    from stanjax.runner.engines.stan_output import _parse_elapsed, sample_table
 
     [output] = _run_chains(module, arguments, chains=1)
     columns, table = sample_table(output, arguments["num_samples"])
@@ -133,7 +134,7 @@ def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], bu
     """Per (row, build): a function that runs one repetition and returns ms per gradient."""
     from stanjax import models as registry
     from stanjax.runner.config import RunConfig
-    from stanjax.runner.engines.stan import nuts_arguments
+    from stanjax.runner.engines.stan_bundled import nuts_arguments
 
     timers = {}
     for label, model_id, alt in rows(models, alts):

@@ -7,10 +7,8 @@ beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and he
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
-import re
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -19,275 +17,16 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from stanjax import models
-from stanjax.reports import answer, claims, figures, glossary, headline, numbers, stats
-from stanjax.runner import records, references, superseded, validity
-from stanjax.runner.engines import ENGINES, STAN, family
+from stanjax.reports import answer, claim_verdicts, claims, figures, glossary, headline, numbers, regimes, stats
+from stanjax.reports.model_pages import model_page, model_sections
+from stanjax.reports.runs_table import summarise, tidy
+from stanjax.reports.study_figures import rwmh_label, study_figures
+from stanjax.runner import records, superseded, validity
+from stanjax.runner.engines import STAN, family
+from stanjax.runner.environment import Machine
 from stanjax.runner.records import RunRecord
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
-PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
-# A record's measurement key (its group of repeats) as the columns of the runs table.
-KEYS = records.MEASUREMENT_FIELDS
-SCALAR_TIMINGS = [f for f in records.RunTimings.__struct_fields__ if f not in ("source", "detail")]
-SCALAR_METRICS = [f for f in records.RunMetrics.__struct_fields__ if not f.startswith("posterior_")]
-
-
-def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | None = None) -> pd.DataFrame:
-    """One row per record: identity, engine setup and the resources it had, sizes, status, timings and metrics,
-    its block, whether an answer may use it (``entries``: results/SUPERSEDED's unless given); and what the report
-    derives from them (cold ESS/s, gradients per second, the share of the run spent sampling)."""
-    registry = models.registry()
-    entries = superseded.load() if entries is None else entries
-    rows = []
-    for r in all_records:
-        metrics, timings, sizes = r.metrics, r.timings, r.sizes or {}
-        spec = registry.get(r.model_id)
-        n_key = spec.n_key if spec else None  # which size entry is N: a fact of the model; its value: the record's
-        # (a failed run may have recorded no sizes: its N is then the one it was resized to, if any)
-        n_rows = sizes.get(n_key, dict(r.config.resize).get(n_key)) if n_key else None
-        rows.append(
-            {
-                **r.measurement_key()._asdict(),
-                "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv
-                "engine": r.engine,
-                "family": family(r.engine) or "",
-                "front_end": r.front_end,
-                "retired": r.engine in ENGINES and r.front_end in ENGINES[r.engine].retired,
-                "device": r.device,
-                "precision": r.precision,
-                "chain_method": r.chain_method,
-                "matmul_precision": r.engine_info.get("matmul_precision"),
-                "threads_per_chain": r.threads_per_chain,
-                "cpu_threads": r.engine_info.get("cpu_threads"),
-                "cores_usable": r.provenance.machine.cores_usable,
-                "machine_cores": r.provenance.machine.cores,
-                "repeat": r.repeat,
-                "pairing": r.block_of[0],
-                "block": r.block_of[1],
-                "chains": r.config.chains,
-                "warmup": r.config.warmup,
-                "draws": r.config.draws,
-                "n_rows": n_rows,
-                "features": sizes.get("D"),
-                "sizes_text": ", ".join(f"{name} = {value:,}" for name, value in sorted(sizes.items())),
-                "resized": ", ".join(f"{name} = {value:,}" for name, value in r.config.resize),
-                "campaign_id": r.campaign_id,
-                "status": r.status,
-                "loaded": bool(r.load and r.load.loaded),
-                "left_out": superseded.left_out(r, entries),
-                "superseded": superseded.reason(r, entries) or "",
-                "other_processes_cores": r.load.other_processes_cores if r.load else None,
-                "valid": r.valid,
-                "failed_gates": ", ".join(r.failed_gates),
-                "reference_max_z": r.gates.get("reference", {}).get("max_z"),
-                "reference_max_z_sd": r.gates.get("reference", {}).get("max_z_sd"),
-                "created": r.created,
-                # Every scalar timing and metric the record type declares: a new one reaches runs.csv by itself.
-                **{name: getattr(timings, name) if timings else None for name in SCALAR_TIMINGS},
-                **{name: getattr(metrics, name) if metrics else None for name in SCALAR_METRICS},
-                **energy_columns(r.energy, r.device),
-                "error": r.error,
-                "run_id": r.run_id,
-            }
-        )
-    runs = pd.DataFrame(rows)
-    runs["ess_per_s_cold"] = headline.cold_ess_per_s(runs)
-    # ESS/s = ESS per gradient × gradients per second while sampling × share of the run spent sampling
-    runs["gradients_per_s"] = 1000 / runs.ms_per_gradient
-    runs["sampling_share"] = runs.sampling_s / runs.sampler_s
-    runs["ess_per_joule"] = runs.min_ess_bulk / runs.joules.astype(float)
-    return runs
-
-
-def energy_columns(energy: records.RunEnergy | None, device: str) -> dict:
-    """A run's joules summed over the sources that measured them and that it used (a GPU run: the GPUs and CPU
-    packages; a CPU run: the CPU packages, not an idle GPU beside it) and their names; None where none did (or a
-    counter had not ticked), so its ESS per joule is "not measured", never a cost of 0 J. Peak memory: the
-    worker's host memory, and the largest of its GPUs'."""
-    sources = energy.sources if energy else {}
-    joules = {
-        name: s.joules
-        for name, s in sources.items()
-        if s.joules is not None and (device == "gpu" or name.startswith("cpu"))
-    }
-    gpu_memory = [s.peak_memory_mib for s in sources.values() if s.peak_memory_mib is not None]
-    total = sum(joules.values())
-    return {
-        "joules": total if total > 0 else None,
-        "energy_sources": " + ".join(joules),
-        "peak_host_memory_mib": energy.peak_host_memory_mib if energy else None,
-        "peak_gpu_memory_mib": max(gpu_memory) if gpu_memory else None,
-    }
-
-
-def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Median over the valid repeats per measurement (``KEYS``), and the invalid count."""
-    keys = [*KEYS, "resized"]  # resized: shown beside the size (it follows from the config)
-    ok = runs[runs.valid]
-    summary = (
-        ok.groupby(keys, sort=True)
-        .agg(
-            repeats=("repeat", "count"),
-            ess_per_s=("ess_per_s", "median"),
-            ess_per_s_cold=("ess_per_s_cold", "median"),
-            ess_per_joule=("ess_per_joule", "median"),
-            ms_per_gradient=("ms_per_gradient", "median"),
-            compile_s=("compile_s", "max"),
-            compile_always_cached=("compile_cached", "all"),
-            user_s=("user_s", "median"),
-            sampler_s=("sampler_s", "median"),
-            min_ess_bulk=("min_ess_bulk", "median"),
-            max_rhat=("max_rhat", "max"),
-            divergences=("divergences", "sum"),
-        )
-        .reset_index()
-    )
-    invalid = runs[~runs.valid].groupby(keys).size().rename("invalid").reset_index()
-    summary = summary.merge(invalid, on=keys, how="outer").sort_values(keys, ignore_index=True)
-    summary["invalid"] = summary.invalid.fillna(0).astype(int)
-    summary["repeats"] = summary.repeats.fillna(0).astype(int)
-    return summary
-
-
-def parameter_rows(model_records: list[RunRecord]) -> tuple[list[str], list[dict], str]:
-    """Posterior means per engine label (median over valid runs) against the reference, in reference sd.
-
-    Returns the labels, the rows of the parameters furthest from the reference, and where the reference came
-    from (or why there is none)."""
-    first = model_records[0]
-    ref, source = references.applicable(first.model_id, first.size, first.config.resize, first.data_hash)
-    if ref is None:
-        return [], [], source
-    means: dict[str, dict[str, list[float]]] = {}
-    for r in model_records:
-        if r.valid and r.metrics:
-            for name, value in r.metrics.posterior_mean.items():
-                means.setdefault(name, {}).setdefault(r.label, []).append(value)
-    labels = sorted({label for per in means.values() for label in per})
-    rows = []
-    for name, per_label in means.items():
-        reference = ref["parameters"].get(name)
-        if reference is None:
-            continue
-        cells = {label: float(pd.Series(values).median()) for label, values in per_label.items()}
-        z = {label: (cells[label] - reference["mean"]) / reference["sd"] for label in cells}
-        rows.append(
-            {
-                "name": name,
-                "ref_mean": reference["mean"],
-                "ref_sd": reference["sd"],
-                "means": cells,
-                "z": z,
-                "worst": max(abs(v) for v in z.values()),
-            }
-        )
-    rows.sort(key=lambda row: -row["worst"])
-    return labels, rows, source
-
-
-def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
-    """Per model (every registered one, and any other the records hold): its summary rows, every run, the
-    parameter agreement table and both programs' source."""
-    sections = []
-    campaign = runs[runs.study == ""]
-    registry = models.registry()
-    for model_id in sorted(set(registry) | set(campaign.model_id)):  # a page for every model the index names
-        model_runs, spec = campaign[campaign.model_id == model_id], registry.get(model_id)
-        by_size = []
-        for size in sorted(model_runs["size"].unique()):
-            group = [r for r in all_records if r.model_id == model_id and r.size == size and not r.study]
-            labels, rows, source = parameter_rows(group)
-            by_size.append(
-                {
-                    "size": size,
-                    "labels": labels,
-                    "rows": rows[:PARAMETERS_SHOWN],
-                    "more": max(len(rows) - PARAMETERS_SHOWN, 0),
-                    "source": source,
-                }
-            )
-        sections.append(
-            {
-                "model_id": model_id,
-                "title": answer.title_of(model_id),
-                "regime_name": answer.regime_name(spec.regime) if spec and spec.regime else "",
-                "summary": summary[(summary.model_id == model_id) & (summary.study == "")],
-                "runs": model_runs,
-                "parameters": by_size,
-                "description": spec.description if spec else "",
-                "regime": spec.regime if spec else "",
-                "stan_source": spec.stan_file.read_text() if spec else "",
-                "jax_source": spec.jax_file.read_text() if spec else "",
-                "stan_file": spec.stan_file.name if spec else "",
-                "jax_file": spec.jax_file.name if spec else "",
-            }
-        )
-    return sections
-
-
-def study_figures(runs: pd.DataFrame, measurements: list[dict], colours: dict) -> list[dict]:
-    """The scaling plots for each study present in the records, every run drawn (invalid and failed ones
-    marked)."""
-    out = []
-    usable = runs[headline.answerable(runs)]  # the crossovers the claims read, from the runs an answer may use
-    sized = runs[runs.study == "data-size"]
-    for (machine, model_id), group in sized.groupby(["machine", "model_id"], sort=True):
-        features = group.features.dropna()
-        gpus = group.gpus.iloc[0]
-        found = [c for c in claims.crossovers(usable, model_id) if c["machine"] == machine]
-        title = f"Data size: {model_id} on {machine}, {figures.samplers(group.engine.unique())}"
-        out.append(
-            {
-                "title": title,
-                "svg": figures.data_size_svg(
-                    group, int(features.iloc[0]) + 1 if len(features) else None, gpus, found, colours, title
-                ),
-                "notes": [f"{c['label']} vs {c['stan_label']}: {c['text']}" for c in found]
-                + (
-                    []
-                    if figures.bandwidth(gpus)
-                    else [
-                        "no memory-bandwidth roofline: the device's bandwidth "
-                        "is not known (CPU, or a GPU not in the table)"
-                    ]
-                ),
-            }
-        )
-    chains = runs[runs.study == "chains"]
-    for (model_id, size), group in chains.groupby(["model_id", "size"], sort=True):
-        title = (
-            f"Chains: {model_id} ({size}), {figures.samplers(group.engine.unique())}: draws/s and ESS/s "
-            "against the number of chains"
-        )
-        out.append({"title": title, "notes": [], "svg": figures.chains_svg(group, colours, title)})
-    rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
-    if rwmh:
-        out.append(
-            {
-                "title": "Chains: random-walk Metropolis on rlouf's 1-D Gaussian mixture, JAX vs NumPy",
-                "notes": [],
-                "svg": figures.rwmh_svg(rwmh, colours),
-            }
-        )
-    sharded = [m for m in measurements if m.get("measure") == "sharded_gradient"]
-    if sharded:
-        out.append(
-            {
-                "title": "Devices: sharded log density + gradient",
-                "svg": figures.devices_svg(sharded),
-                "notes": [
-                    f"{model_id}, ms per gradient on 1, 2, ... {sharded[0]['backend']} devices: "
-                    + ", ".join(
-                        f"{m['devices']}: {numbers.number(m['ms_per_gradient'])}"
-                        for m in sharded
-                        if m["model_id"] == model_id
-                    )
-                    for model_id in sorted({m["model_id"] for m in sharded})
-                ],
-            }
-        )
-    return out
 
 
 def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
@@ -348,7 +87,7 @@ def provenance_rows(all_records: list[RunRecord]) -> dict:
     stan_info = [r.engine_info for r in all_records if family(r.engine) == STAN and r.engine_info]
     return {
         "machines": [
-            {**json.loads(v), "slug": msgspec.convert(json.loads(v), records.Machine).slug}
+            {**json.loads(v), "slug": msgspec.convert(json.loads(v), Machine).slug}
             for v in distinct(records.to_builtins(p.machine) for p in prov)
         ],
         "versions": [json.loads(v) for v in distinct(p.versions for p in prov)],
@@ -359,14 +98,6 @@ def provenance_rows(all_records: list[RunRecord]) -> dict:
         "stan": [json.loads(v) for v in distinct(stan_info)],
         "dates": (min(r.created for r in all_records), max(r.created for r in all_records)),
     }
-
-
-def model_page(model_id: str) -> str:
-    """A model's page, relative to the index: ``models/<id>.html`` for an id fit for a file name, else named by
-    its hash (an id from a record never becomes a path)."""
-    if re.fullmatch(r"[A-Za-z0-9][\w.-]{0,99}", model_id):
-        return f"models/{model_id}.html"
-    return f"models/model-{hashlib.sha256(model_id.encode()).hexdigest()[:12]}.html"
 
 
 def markdown_cell(value):
@@ -447,12 +178,12 @@ def build(
     answerable = runs[headline.answerable(runs)]
     summary = summarise(runs)
     comparisons = headline.comparisons(runs)
-    regime_maps = answer.maps(campaign, comparisons)
+    regime_maps = regimes.maps(campaign, comparisons)
     overview = answer.overview(campaign, regime_maps)
     claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements)
     provenance = provenance_rows(all_records)
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
-    colours = figures.palette([*runs.label, *(figures.rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
+    colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
     stan_side = [c for c in comparisons if headline.is_stan_side(c)]
     left_out = exclusions(runs, entries, all_records)
     context = {
@@ -461,7 +192,7 @@ def build(
         "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
         "stan_side": stan_side,
         "claims": claim_rows,
-        "tolerance": claims.TOLERANCE,
+        "tolerance": claim_verdicts.TOLERANCE,
         "maps": regime_maps,
         "overview": overview,
         "why": answer.why(campaign, regime_maps),

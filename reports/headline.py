@@ -133,7 +133,8 @@ def left_out_text(runs: pd.DataFrame) -> str:
     )
 
 
-# Why a run may enter no answer (``runner.superseded.left_out``, the ``left_out`` column of ``reports.build.tidy``).
+# Why a run may enter no answer (``runner.superseded.left_out``, the ``left_out`` column of
+# ``reports.runs_table.tidy``).
 LEFT_OUT = {
     "no load recorded": "with no load recorded",
     "load not measured": "whose load could not be measured",

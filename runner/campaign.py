@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner import records, validity
+from stanjax.runner import environment, records, validity
 from stanjax.runner.config import Job
 from stanjax.runner.records import RunRecord
 
@@ -57,7 +57,7 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "config": config,
         "config_hash": config.hash(),
         "sampler_seed": job.sampler_seed,
-        "provenance": records.provenance(),
+        "provenance": environment.provenance(),
     }
 
 
@@ -90,7 +90,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
                 start_new_session=True,
                 env={
                     "OPENBLAS_NUM_THREADS": str(job.blas_threads()),
-                    **records.worker_env(),
+                    **environment.worker_env(),
                     "STANJAX_CAMPAIGN_PID": str(os.getpid()),
                 },
             )

@@ -12,14 +12,14 @@ Three stages, each run only when the one before passed, so a mistake surfaces at
 3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
    judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
    agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
-   the other engine's run as the reference).
+   the other engine's run as the reference; the runs side by side: :mod:`stanjax.runner.run_comparison`).
 
-Three verdicts, because a user must tell "the port differs" from "NUTS could not sample this": *same posterior*
-(density and draws agree), *different posterior* (the density check failed, naming the parameters), *sampling
-failed* (the densities agree, but a run failed a gate or the draws disagree; with the advice a Stan user would
-expect per failed gate). A pair of files (``MODEL.stan MODEL.py`` with a data file) is first laid out under
-``OUT/model`` as a model folder (the layout ``--model-dir`` reads, its one size preset ``given``) and checked as a
-model of the zoo is; the runs' records are appended to ``OUT/results.jsonl``.
+Three verdicts (:mod:`stanjax.runner.check_verdicts`), because a user must tell "the port differs" from "NUTS could not
+sample this": *same posterior* (density and draws agree), *different posterior* (the density check failed, naming
+the parameters), *sampling failed* (the densities agree, but a run failed a gate or the draws disagree; with the
+advice a Stan user would expect per failed gate). A pair of files (``MODEL.stan MODEL.py`` with a data file) is
+first laid out under ``OUT/model`` as a model folder (the layout ``--model-dir`` reads, its one size preset
+``given``) and checked as a model of the zoo is; the runs' records are appended to ``OUT/results.jsonl``.
 """
 
 from __future__ import annotations
@@ -33,38 +33,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from stanjax.models import ModelSpec, UsageError
-from stanjax.reports.stats import Ratio, median_ratio
-from stanjax.runner import density, diagnose, references, static_checks, validity
+from stanjax.reports.stats import Ratio
+from stanjax.runner import density, references, static_checks
 from stanjax.runner.campaign import run_campaign
+from stanjax.runner.check_verdicts import DIFFERENT, EXIT, SAME, SAMPLING_FAILED, run_verdict
 from stanjax.runner.pair_files import as_given, out_dir, target
 from stanjax.runner.plan import Request, plan
+from stanjax.runner.run_comparison import agreement, engine_rows, parameter_rows, speed_ratio
 from stanjax.runner.speed_advice import speed_advice
 
 STAGES = ("static", "density", "run")
-# The three verdicts and their exit codes (2 stays a problem with the input, found before anything runs).
-SAME, DIFFERENT, SAMPLING_FAILED = "same posterior", "different posterior", "sampling failed"
-EXIT = {SAME: 0, DIFFERENT: 1, SAMPLING_FAILED: 3}
-# What a Stan user would be told for each failed gate (the gates of :mod:`stanjax.runner.validity`).
-ADVICE = {
-    "divergences": "divergent transitions: the sampler cannot follow the posterior's geometry, as in a hierarchical "
-    "model's funnel; non-centre the group parameters (Stan: offset/multiplier or a standard-normal "
-    "raw parameter; NumPyro: LocScaleReparam or the same raw site) or raise adapt_delta",
-    "rhat": "R-hat above 1.01: the chains disagree; run longer (--warmup, --draws) and look for a funnel or "
-    "several modes",
-    "ess": "ESS below 100 a chain: run longer (--draws), or reparameterise where draws are strongly correlated",
-    "finite": "non-finite draws: a parameter overflowed; check its constraint and its prior",
-    "completed": "a run did not finish: its log says why",
-    "reference": "a run's means or sds differ from the model's reference posterior",
-}
-ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro"}
-DISAGREE = (
-    "both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
-    "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
-    "look (raise --points)"
-)
 
 
 # --- the density check, and where it fails -------------------------------------------------------------------------
@@ -174,148 +153,6 @@ def suspect_parameters(
         scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0)
     suspects = sorted(((name, s) for name, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
     return suspects, [name for name, s in scores.items() if s <= tolerance]
-
-
-# --- the short run -------------------------------------------------------------------------------------------------
-
-
-def as_reference(metrics) -> dict:
-    """A run's means and sds with their MCSEs, in the shape of a reference posterior (for the reference gate)."""
-    return {
-        "parameters": {
-            name: {
-                "mean": metrics.posterior_mean[name],
-                "mcse_mean": metrics.posterior_mcse[name],
-                "sd": metrics.posterior_sd[name],
-                "mcse_sd": metrics.posterior_mcse_sd[name],
-            }
-            for name in metrics.posterior_mean
-        }
-    }
-
-
-def agreement(records: list) -> list[dict]:
-    """Per repeat with both engines' runs complete: the reference gate of the Stan run against the NumPyro run."""
-    by_repeat: dict[int, dict] = {}
-    for record in records:
-        if record.status == "ok":
-            by_repeat.setdefault(record.repeat, {})[record.engine] = record
-    return [
-        {
-            "repeat": repeat,
-            **validity.reference_gate(
-                pair["stan"].metrics, as_reference(pair["numpyro"].metrics), "the NumPyro run of the same repeat"
-            ),
-        }
-        for repeat, pair in sorted(by_repeat.items())
-        if len(pair) == 2
-    ]
-
-
-def speed_ratio(records: list) -> Ratio | None:
-    """NumPyro's over Stan's ESS/s as the report takes it: per repeat (a paired block, both engines back to back)
-    with valid runs of both, the ratio; their median with its order-statistic interval (``reports.stats``)."""
-    blocks: dict[int, dict] = {}
-    for r in records:
-        if r.status == "ok" and r.valid:
-            blocks.setdefault(r.block_of, {})[r.engine] = r.metrics.ess_per_s
-    ratios = [pair["numpyro"] / pair["stan"] for pair in blocks.values() if len(pair) == 2]
-    return median_ratio(ratios) if ratios else None
-
-
-def engine_rows(records: list) -> list[dict]:
-    """Per engine: runs valid of runs, medians of the rates, the worst diagnostics, the gates that failed."""
-    rows = []
-    for engine, label in (("stan", "Stan"), ("numpyro", "NumPyro")):
-        mine = [r for r in records if r.engine == engine]
-        done = [r for r in mine if r.status == "ok"]
-
-        def median(key, done=done):
-            return float(np.median([getattr(r.metrics, key) for r in done])) if done else float("nan")
-
-        rows.append(
-            {
-                "engine": label,
-                "runs": len(mine),
-                "valid": sum(r.valid for r in mine),
-                "ess_per_s": median("ess_per_s"),
-                "ess_per_1000_gradients": median("ess_per_1000_gradients"),
-                "ms_per_gradient": median("ms_per_gradient"),
-                "min_ess_bulk": median("min_ess_bulk"),
-                "max_rhat": max((r.metrics.max_rhat for r in done), default=float("nan")),
-                "divergences": sum(r.metrics.divergences for r in done),
-                "compile_s": max((r.timings.compile_s for r in done), default=float("nan")),
-                "failed": sorted(
-                    {gate for r in mine for gate in r.failed_gates}
-                    | {f"{r.status} (log: {r.log})" for r in mine if r.status != "ok"}
-                ),
-            }
-        )
-    return rows
-
-
-def parameter_rows(records: list, reference: dict | None = None) -> list[dict]:
-    """Per parameter (Stan's element names), each engine's mean and sd over its completed runs with the MCSE of
-    that mean, and z: the difference of the means over their combined MCSE; the reference's mean and sd beside
-    them where one is given. Largest |z| first: where the two sides differ most is what a user reads first."""
-    runs = {
-        engine: [r.metrics for r in records if r.engine == engine and r.status == "ok"]
-        for engine in ("stan", "numpyro")
-    }
-    if not all(runs.values()):
-        return []
-    rows = []
-    for name in runs["stan"][0].posterior_mean:
-        if not all(name in side[0].posterior_mean for side in runs.values()):
-            continue
-        row = {"parameter": name}
-        for engine, side in runs.items():
-            row[engine] = {
-                "mean": float(np.mean([m.posterior_mean[name] for m in side])),
-                "sd": float(np.mean([m.posterior_sd[name] for m in side])),
-                "mcse": float(np.sqrt(sum(m.posterior_mcse[name] ** 2 for m in side))) / len(side),
-            }
-        scale = np.hypot(row["stan"]["mcse"], row["numpyro"]["mcse"])
-        row["z"] = float((row["stan"]["mean"] - row["numpyro"]["mean"]) / scale) if scale > 0 else float("nan")
-        row["reference"] = (reference or {}).get("parameters", {}).get(name)
-        rows.append(row)
-    return sorted(rows, key=lambda row: -abs(row["z"]) if np.isfinite(row["z"]) else -np.inf)
-
-
-def run_verdict(records: list, pairs: list[dict], reference: dict | None = None) -> tuple[str, list[str]]:
-    """SAME where every run passed its gates and the engines agree; else SAMPLING_FAILED (the density check agreed
-    before the runs), with advice per failed gate naming the engines that failed it. With a reference given
-    (``--reference``): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
-    with the reference: the posterior the two share is not the reference's."""
-    failed: dict[str, set[str]] = {}
-    chains = []  # which chains failed R-hat, and how (runner.diagnose), per run
-    for r in records:
-        for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
-            failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
-        chains += [
-            f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
-            for line in (r.gates.get("rhat") or {}).get("chains", [])
-        ]
-    if failed:
-        return SAMPLING_FAILED, [
-            f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}" for gate, engines in failed.items()
-        ] + chains + ([diagnose.ADVICE] if chains else [])
-    if not pairs or not all(p["passed"] for p in pairs):
-        return SAMPLING_FAILED, [DISAGREE]
-    if reference is not None:
-        gates = [
-            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
-            for r in records
-        ]
-        off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
-        if off:
-            engine, worst = max(off, key=lambda item: item[1]["max_z"])
-            return DIFFERENT, [
-                f"the engines agree with each other, not with the reference ({reference['source']}): "
-                f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
-                f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
-            ]
-    return SAME, []
 
 
 # --- the check -----------------------------------------------------------------------------------------------------

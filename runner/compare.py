@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import statistics
 
-from stanjax.runner import records, references, superseded
+from stanjax.runner import environment, records, references, superseded
 from stanjax.runner.engines import STAN, family
 from stanjax.runner.records import MeasurementKey, RunRecord
 
@@ -68,7 +68,7 @@ def describe(recs: list[RunRecord]) -> dict:
     """What a record set is: its campaigns, commits, machines, dates and package versions."""
     versions: dict[str, set] = {}
     for r in recs:
-        for package in records.PACKAGES:
+        for package in environment.PACKAGES:
             versions.setdefault(package, set()).add(r.provenance.versions.get(package))
     stan = {r.engine_info.get("stan_version") for r in recs if family(r.engine) == STAN} - {None}
     if stan:

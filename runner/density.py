@@ -101,7 +101,7 @@ def stan_model(spec: ModelSpec, data: dict, stan_file: Path | None = None, rando
     sampling, pystan's place for it): the module the bundled Stan engine runs (built for the host's ISA, found in
     httpstan's cache by its program text)."""
     import stan
-    from stanjax.runner.engines.stan import HttpstanBackend
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
 
     return stan.build(
         HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data, random_seed=random_seed

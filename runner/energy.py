@@ -1,5 +1,5 @@
 """Energy and memory of a span of a run: GPU power through NVML, CPU package energy through RAPL, sampled in a
-background thread while the span runs (:class:`Meter`), recorded as :class:`stanjax.runner.records.RunEnergy`.
+background thread while the span runs (:class:`Meter`), recorded as :class:`stanjax.runner.run_measures.RunEnergy`.
 
 Every source has one small interface (:class:`Source`): a ``name``, the range ``wrap_j`` at which a cumulative
 counter wraps to 0, and ``read()``, which gives a :class:`Reading` or raises with the reason it cannot. A sensor
@@ -18,7 +18,7 @@ from typing import NamedTuple, Protocol
 
 import pynvml
 
-from stanjax.runner.records import RunEnergy, SourceEnergy
+from stanjax.runner.run_measures import RunEnergy, SourceEnergy
 
 MIB = 2**20
 POWERCAP = Path("/sys/class/powercap")

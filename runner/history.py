@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from stanjax.runner import records
+from stanjax.runner import environment, records
 
 
 def new_folder(history: Path, prefix: str = "nightly") -> Path:
     """A fresh folder for this machine's next run, e.g. results/xeon-2core/nightly-20261122T031500Z."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    folder = history / records.machine().slug / f"{prefix}-{stamp}"
+    folder = history / environment.machine().slug / f"{prefix}-{stamp}"
     folder.mkdir(parents=True)
     return folder
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
-from stanjax.runner import static_checks
+from stanjax.runner import stan_program
 from stanjax.runner.references import element_names, from_posteriordb, read_posteriordb_json
 
 LICENCE = """posteriordb's licence (BSD 3-Clause), whose notice its redistributions retain:
@@ -131,7 +131,7 @@ def posterior(path: Path, name: str) -> Posterior:
     return found
 
 
-def typed_data(given: dict, program: static_checks.StanProgram, where: str) -> tuple[dict, list[str]]:
+def typed_data(given: dict, program: stan_program.StanProgram, where: str) -> tuple[dict, list[str]]:
     """The entries the program's data block declares, ints as JSON ints and reals as JSON floats; and the keys
     left out (declared by none)."""
     data = {}
@@ -144,9 +144,9 @@ def typed_data(given: dict, program: static_checks.StanProgram, where: str) -> t
     return data, sorted(set(given) - set(data))
 
 
-def shape_text(declaration: static_checks.Declaration) -> tuple:
+def shape_text(declaration: stan_program.Declaration) -> tuple:
     """The parameter's sizes as the spec writes them: literal numbers as ints, expressions as Stan writes them."""
-    sizes = tuple(static_checks.text(size) for size in declaration.sizes())
+    sizes = tuple(stan_program.text(size) for size in declaration.sizes())
     return tuple(int(size) if size.isdigit() else size for size in sizes)
 
 
@@ -215,7 +215,7 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
         f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
         f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text(),
     )
-    program = static_checks.read_program(stan_file)
+    program = stan_program.read_program(stan_file)
     data, left_out = typed_data(read_posteriordb_json(found.data_file), program, found.data_file.name)
     data_file = carried / f"{found.data_name}.json"
     source = {"source": found.source(found.data_file), "left_out": left_out, "written_by": command}

@@ -12,14 +12,14 @@ from arviz_base import from_dict
 from arviz_stats.base import array_stats
 
 from stanjax.runner.engines import SampleResult
-from stanjax.runner.records import RunMetrics
+from stanjax.runner.run_measures import RunMetrics
 
 
 def _drop_lazy_jax_placeholders() -> None:
     """arviz_base puts lazy placeholder modules for ``jax`` and ``numpyro`` in ``sys.modules`` when imported.
     scipy's array-API helpers, under arviz-stats' Pareto k-hat, read ``sys.modules["jax"].Array``, which loads the
     placeholder: JAX would be imported into every Stan worker, and bundled Stan then refuses to fork a later
-    batch's chains (see ``runner.engines.stan``). Placeholders not yet loaded are dropped; a process that wants
+    batch's chains (see ``runner.engines.stan_bundled``). Placeholders not yet loaded are dropped; a process that wants
     JAX imports the real module."""
     for name in ("jax", "numpyro"):
         if isinstance(sys.modules.get(name), importlib.util._LazyModule):

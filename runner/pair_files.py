@@ -15,7 +15,7 @@ import numpy as np
 
 from stanjax import jax_models, models
 from stanjax.models import ModelSpec, UsageError
-from stanjax.runner import static_checks
+from stanjax.runner import stan_program
 from stanjax.runner.engines.stan import check_program
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def lay_out_pair(
     shutil.copyfile(data_file, folder / "models" / f"{spec_id}.json")
     provisional = ModelSpec(spec_id, "", (), {GIVEN: {}}, lambda seed: data, home=folder.resolve())
     check_program(provisional)  # stanc's own message for a program that does not compile
-    program = static_checks.read_program(provisional.stan_file)
+    program = stan_program.read_program(provisional.stan_file)
     env = program.environment(data)
     parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
     (folder / "models" / f"{spec_id}.py").write_text(
@@ -136,7 +136,7 @@ def lay_out_pair(
     return spec, ignored
 
 
-def ignored_keys(data: dict, program: static_checks.StanProgram, spec: ModelSpec) -> list[str]:
+def ignored_keys(data: dict, program: stan_program.StanProgram, spec: ModelSpec) -> list[str]:
     """Data keys that neither the Stan data block declares nor the NumPyro function names as an argument: left out
     of both, as CmdStan ignores keys its data block does not declare (posteriordb's data files carry such keys). A
     key the NumPyro function takes but Stan does not declare stays, and the static checks refuse it (the two
@@ -149,15 +149,15 @@ def ignored_keys(data: dict, program: static_checks.StanProgram, spec: ModelSpec
     return sorted(key for key in data if key not in declared and key not in arguments)
 
 
-def declared_shape(parameter: static_checks.Declaration, env: dict, stan_file: Path) -> tuple:
+def declared_shape(parameter: stan_program.Declaration, env: dict, stan_file: Path) -> tuple:
     """The shape on the data; where it is not known on them (a size the data lack), the sizes as Stan writes them,
     so that the static checks say what is missing."""
     shape = parameter.shape(env)
     if shape is not None:
         return shape
     try:
-        return tuple(static_checks.text(size) for size in parameter.sizes())
-    except static_checks.Unknown as err:
+        return tuple(stan_program.text(size) for size in parameter.sizes())
+    except stan_program.Unknown as err:
         raise UsageError(
             f"{stan_file.name}: parameter '{parameter.name}' has a type `stanjax check` does not compare: {err}"
         ) from None

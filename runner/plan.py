@@ -16,7 +16,7 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import UsageError
-from stanjax.runner import records, static_checks, superseded
+from stanjax.runner import environment, records, static_checks, superseded
 from stanjax.runner.config import MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey, campaign_entropy
 from stanjax.runner.engines import JAX, STAN, entry
 from stanjax.runner.paths import cache_dir
@@ -266,6 +266,19 @@ def check_gpu_visible(asked: str = "--device gpu") -> None:
         )
 
 
+def results_folder(out: str | Path) -> Path:
+    """``out``, made and proven writable before anything runs: a run whose record cannot be written is lost."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"cannot write results to {out}: {err.strerror}") from None
+    return out
+
+
 def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
     """The runs ``out`` already holds an ok record of (``--resume`` skips them), less any a known bug superseded
     (results/SUPERSEDED: they are measured again); with ``clean``, only those measured on a quiet machine: a loaded
@@ -291,7 +304,7 @@ def campaign_to_resume(out: Path) -> str | None:
     runs = records.read(out / records.RESULTS_FILE)
     if not runs:
         return None
-    newest, here = max(runs, key=lambda r: r.created), records.machine().slug
+    newest, here = max(runs, key=lambda r: r.created), environment.machine().slug
     if newest.machine != here:
         raise UsageError(
             f"--resume: {out} is a campaign of {newest.machine} and this machine is {here}: resume it "

@@ -23,7 +23,7 @@ import numpy as np
 
 from stanjax import models
 from stanjax.models import ROOT, ModelSpec, UsageError
-from stanjax.runner import diagnose, records
+from stanjax.runner import diagnose, environment, records
 from stanjax.runner.config import RunConfig
 from stanjax.runner.engines import get_engine
 
@@ -137,7 +137,7 @@ def generate(
             f"{spec.id} ({config.size}): after {max_batches} batches R-hat {max_rhat:.3f} "
             f"(limit {RHAT_MAX}), max MCSE {worst_mcse:.4f} sd (target {target_mcse}): no reference"
         )
-    provenance = records.provenance()
+    provenance = environment.provenance()
     header = {
         "generated_file": "Made by the command below; do not edit, rerun it instead.",
         "command": command,

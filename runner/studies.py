@@ -26,7 +26,7 @@ import numpy as np
 
 from stanjax import models
 from stanjax.models import ROOT, ModelSpec
-from stanjax.runner import records
+from stanjax.runner import environment, records
 from stanjax.runner.config import Job, RunConfig
 
 SCALES = ("tiny", "cpu", "gpu")
@@ -122,7 +122,7 @@ def devices_measurements(
             ["devices", scale],
             processes,
             (simulate_devices or processes) // processes,
-            records.worker_env(),
+            environment.worker_env(),
             timeout_s,
         )[0]
     else:
@@ -282,7 +282,7 @@ def measure(args: list[str], env: dict | None = None, timeout_s: float = 3600) -
         capture_output=True,
         text=True,
         timeout=timeout_s,
-        env={**records.worker_env(), **(env or {})},
+        env={**environment.worker_env(), **(env or {})},
     )
     if done.returncode != 0:
         raise RuntimeError(f"study measurement {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")

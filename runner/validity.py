@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 
-from stanjax.runner.records import RunMetrics
+from stanjax.runner.run_measures import RunMetrics
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100

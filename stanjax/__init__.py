@@ -165,17 +165,6 @@ def _request(
     )
 
 
-def _campaign_out(out: str | Path) -> Path:
-    from stanjax.models import UsageError
-
-    out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"cannot write results to {out}: {err.strerror}") from None
-    return out
-
-
 def sample(
     posterior: Posterior | str,
     engine: str = "numpyro",
@@ -195,10 +184,10 @@ def sample(
     import numpy as np
 
     from stanjax.runner.campaign import Recorder
-    from stanjax.runner.plan import plan
+    from stanjax.runner.plan import plan, results_folder
 
     [job] = plan(_request(posterior, [engine], size, chains, warmup, draws, 1, seed, device, stan, timeout))
-    recorder = Recorder(_campaign_out(out), timeout, [])
+    recorder = Recorder(results_folder(out), timeout, [])
     with tempfile.TemporaryDirectory(prefix="stanjax-draws-") as tmp:
         draws_file = Path(tmp) / "draws.npz"
         record = recorder.run(job, draws_file=draws_file)
@@ -249,15 +238,15 @@ def compare(
     """Run ``blocks`` paired blocks of the two engines on ``posterior`` (back to back, their order alternating) as
     ``stanjax run --repeats`` does, append the records to ``out``, and take the ratio as the report does. A run
     measured on a loaded machine is run again (``reruns``) and its loaded record never enters the ratio."""
-    from stanjax.reports.build import tidy
     from stanjax.reports.headline import comparisons
+    from stanjax.reports.runs_table import tidy
     from stanjax.runner.campaign import run_campaign
-    from stanjax.runner.plan import plan
+    from stanjax.runner.plan import plan, results_folder
 
     request = _request(posterior, list(engines), size, chains, warmup, draws, blocks, seed, device, stan, timeout)
     jobs = plan(request)
     written: list = []
-    run_campaign(jobs, _campaign_out(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
+    run_campaign(jobs, results_folder(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
     found = comparisons(tidy(written)) if any(r.valid for r in written) else []
     entry = next((c for c in found if len(c["models"]) == 1), None)
     model_id = jobs[0].model_id
@@ -288,7 +277,7 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
 def load(results: str | Path | list[str | Path]) -> pd.DataFrame:
     """Records (results.jsonl files, or folders searched for them) as one row each: identity, engine setup,
     sizes, status and gates, timings, metrics, energy, whether an answer may use it (loaded, superseded)."""
-    from stanjax.reports.build import tidy
+    from stanjax.reports.runs_table import tidy
     from stanjax.runner import records
 
     paths = [Path(p) for p in results] if isinstance(results, list) else Path(results)

@@ -33,7 +33,7 @@ from stanjax.models import ROOT
 from stanjax.runner import isa
 from stanjax.runner.campaign import WORKER_PYTHON
 from stanjax.runner.commands.compile import compile_each
-from stanjax.runner.engines.stan import HTTPSTAN_MACROS, HttpstanBackend, services_folder
+from stanjax.runner.engines.stan_bundled import HTTPSTAN_MACROS, HttpstanBackend, services_folder
 
 PCH_ROOT = ROOT / "out" / "pch"
 # httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,

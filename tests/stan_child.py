@@ -74,7 +74,7 @@ def sample(
 
 def _child(request_path: Path, result_path: Path) -> None:
     from stanjax import models
-    from stanjax.runner.engines.stan import HttpstanBackend
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
 
     request = pickle.loads(request_path.read_bytes())
     spec, config, seed, data = models.get(request["model_id"]), request["config"], request["seed"], request["data"]

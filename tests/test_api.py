@@ -31,6 +31,10 @@ def test_unknown_names_are_one_line_usage_errors_before_anything_runs(tmp_path):
         sj.sample(EIGHT, engine="pymc", out=tmp_path, **TINY)
     with pytest.raises(UsageError, match="size"):
         sj.sample(EIGHT, engine="numpyro", size="huge", out=tmp_path)
+    (tmp_path / "file").write_text("")
+    for verb in (sj.sample, sj.compare):  # the run verb's own write check
+        with pytest.raises(UsageError, match="cannot write results"):
+            verb(EIGHT, out=tmp_path / "file" / "results", **TINY)
     assert not (tmp_path / "results.jsonl").exists()
 
 

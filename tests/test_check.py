@@ -14,7 +14,16 @@ import pytest
 
 from stanjax import jax_models, models
 from stanjax.models import ROOT
-from stanjax.runner import check, diagnose, pair_files, speed_advice, static_checks
+from stanjax.runner import (
+    check,
+    check_verdicts,
+    diagnose,
+    pair_files,
+    run_comparison,
+    speed_advice,
+    stan_program,
+    static_checks,
+)
 from stanjax.runner.cli import main
 
 EXAMPLE = ROOT / "examples" / "poisson"
@@ -79,7 +88,7 @@ parameters {
 }
 model { }
 """)
-    parsed = static_checks.read_program(program)
+    parsed = stan_program.read_program(program)
     env = parsed.environment({"N": 5, "K": 3, "y": [0, 1, 1, 0, 1], "lb": 0.5})
     found = {p.name: (p.shape(env), p.constraint(env), p.text()) for p in parsed.parameters}
     assert found == {
@@ -404,20 +413,29 @@ def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
     """Issue 42's item 5: gates failed after the densities agreed are "sampling failed", with the advice per gate
     and the engines that failed it; runs that pass but disagree too; only all passed and agreeing is "same"."""
     agree, disagree = [{"passed": True}], [{"passed": False}]
-    assert check.run_verdict([a_run("stan"), a_run("numpyro")], agree) == (check.SAME, [])
-    outcome, advice = check.run_verdict(
+    assert check_verdicts.run_verdict([a_run("stan"), a_run("numpyro")], agree) == (check_verdicts.SAME, [])
+    outcome, advice = check_verdicts.run_verdict(
         [a_run("stan", ["divergences"]), a_run("numpyro", ["divergences", "rhat"])], disagree
     )
-    assert outcome == check.SAMPLING_FAILED and len(advice) == 2
+    assert outcome == check_verdicts.SAMPLING_FAILED and len(advice) == 2
     assert advice[0].startswith("NumPyro and Stan: divergent transitions") and "non-centre" in advice[0]
     assert advice[1].startswith("NumPyro: R-hat above 1.01")
-    assert check.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (check.SAMPLING_FAILED, [check.DISAGREE])
+    assert check_verdicts.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (
+        check_verdicts.SAMPLING_FAILED,
+        [check_verdicts.DISAGREE],
+    )
     crashed = metrics(engine="stan", status="timeout", failed_gates=[], repeat=0, gates={})
-    assert check.run_verdict([crashed, a_run("numpyro")], agree)[1] == ["Stan: a run did not finish: its log says why"]
+    assert check_verdicts.run_verdict([crashed, a_run("numpyro")], agree)[1] == [
+        "Stan: a run did not finish: its log says why"
+    ]
     stuck = a_run("numpyro", ["rhat"], gates={"rhat": {"passed": False, "chains": ["chain 2 is stuck: ..."]}})
-    outcome, advice = check.run_verdict([a_run("stan"), stuck], agree)
+    outcome, advice = check_verdicts.run_verdict([a_run("stan"), stuck], agree)
     assert advice[1:] == ["NumPyro run 1: chain 2 is stuck: ...", diagnose.ADVICE]
-    assert check.EXIT == {check.SAME: 0, check.DIFFERENT: 1, check.SAMPLING_FAILED: 3}
+    assert check_verdicts.EXIT == {
+        check_verdicts.SAME: 0,
+        check_verdicts.DIFFERENT: 1,
+        check_verdicts.SAMPLING_FAILED: 3,
+    }
 
 
 def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
@@ -425,11 +443,11 @@ def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
     means over the combined MCSE of those means (two runs a side: MCSE sqrt(2 x 0.02^2) / 2)."""
     stan = [a_run("stan", means={"mu": 1.0, "tau": 2.0}), a_run("stan", means={"mu": 1.0, "tau": 2.2})]
     numpyro = [a_run("numpyro", means={"mu": 1.01, "tau": 2.0}), a_run("numpyro", means={"mu": 0.99, "tau": 2.0})]
-    rows = check.parameter_rows(stan + numpyro)
+    rows = run_comparison.parameter_rows(stan + numpyro)
     assert [row["parameter"] for row in rows] == ["tau", "mu"]
     assert rows[0]["stan"]["mean"] == pytest.approx(2.1) and rows[0]["numpyro"]["sd"] == 1.0
     assert rows[0]["z"] == pytest.approx(0.1 / 0.02) and rows[1]["z"] == pytest.approx(0.0)
-    assert check.parameter_rows(stan) == []  # one side has no completed run: nothing to set beside it
+    assert run_comparison.parameter_rows(stan) == []  # one side has no completed run: nothing to set beside it
 
 
 def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sampling_loops(tmp_path):
@@ -506,10 +524,10 @@ def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_differen
     runs = [a_run("stan", means={"mu": 1.0}), a_run("numpyro", means={"mu": 1.01})]
     for run in runs:
         run.metrics.posterior_mcse_sd, run.metrics.posterior_khat = {"mu": 0.02}, {"mu": 0.0}
-    assert check.run_verdict(runs, [{"passed": True}], reference) == (check.SAME, [])
+    assert check_verdicts.run_verdict(runs, [{"passed": True}], reference) == (check_verdicts.SAME, [])
     reference["parameters"]["mu"]["mean"] = 1.5
-    outcome, advice = check.run_verdict(runs, [{"passed": True}], reference)
-    assert outcome == check.DIFFERENT and advice[0].startswith(
+    outcome, advice = check_verdicts.run_verdict(runs, [{"passed": True}], reference)
+    assert outcome == check_verdicts.DIFFERENT and advice[0].startswith(
         "the engines agree with each other, not with the reference (posteriordb reference draws x.json): Stan's mean "
         "of mu is 18 combined MCSEs from it (limit 5)"
     )
@@ -575,8 +593,8 @@ def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_in
     only from 5 repeats on. A repeat with one engine's run invalid pairs with nothing."""
     from types import SimpleNamespace
 
-    from stanjax.runner.check import speed_ratio
     from stanjax.runner.commands.check import speed_text
+    from stanjax.runner.run_comparison import speed_ratio
 
     def run(engine, block, ess_per_s, valid=True):
         return SimpleNamespace(

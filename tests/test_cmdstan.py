@@ -11,7 +11,9 @@ import pytest
 from stanjax import models
 from stanjax.runner import isa
 from stanjax.runner.config import ISAS, RunConfig
-from stanjax.runner.engines.stan import CmdStanBackend, HttpstanBackend, find_cmdstan
+from stanjax.runner.engines.stan import find_cmdstan
+from stanjax.runner.engines.stan_bundled import HttpstanBackend
+from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
 from tests import stan_child
 from tests.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
 

@@ -14,7 +14,8 @@ from msgspec.structs import replace
 
 from stanjax.runner import compare, references, superseded
 from stanjax.runner.cli import main
-from stanjax.runner.records import MachineLoad, read, to_builtins
+from stanjax.runner.records import read, to_builtins
+from stanjax.runner.run_measures import MachineLoad
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
 

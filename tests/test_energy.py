@@ -15,11 +15,12 @@ import pytest
 from msgspec.structs import replace
 
 from stanjax.models import ROOT
-from stanjax.reports.build import build, energy_columns
+from stanjax.reports.build import build
 from stanjax.reports.numbers import number
+from stanjax.reports.runs_table import energy_columns
 from stanjax.runner import energy, records
 from stanjax.runner.energy import Meter, Rapl, Reading, SensorError
-from stanjax.runner.records import RunEnergy, SourceEnergy
+from stanjax.runner.run_measures import RunEnergy, SourceEnergy
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 FAST = 0.005  # the meter's interval in these tests: many readings in a short span

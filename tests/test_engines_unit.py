@@ -3,7 +3,7 @@
 import pytest
 
 from stanjax.runner.engines.jax_setup import CompileClock
-from stanjax.runner.engines.stan import _parse_elapsed
+from stanjax.runner.engines.stan_output import _parse_elapsed
 
 
 def test_stan_elapsed_time_report_is_parsed():
@@ -70,6 +70,7 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
 
     from stanjax.reports.build import build
     from stanjax.runner import engines, records
+    from stanjax.runner.run_measures import MachineLoad
 
     new = dataclasses.replace(
         engines.ENGINES["numpyro"],
@@ -80,7 +81,7 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     )
     monkeypatch.setitem(engines.ENGINES, "fastjax", new)
     runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
-    quiet = records.MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
+    quiet = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
     runs = [replace(r, load=quiet, isa="native") for r in runs]  # an answer takes clean runs only
     runs = [replace(r, engine="fastjax", front_end="fastjax") if r.engine == "numpyro" else r for r in runs]
     results = tmp_path / "results.jsonl"
@@ -94,7 +95,7 @@ def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterati
     """Stan reports elapsed milliseconds: a one-parameter model's tiny run can read 0 for every chain (seen under
     `make test`: a ZeroDivisionError lost the run). The sampler time is then the call's wall, and says so."""
     from stanjax.runner.config import RunConfig
-    from stanjax.runner.engines.stan import _stan_split
+    from stanjax.runner.engines.stan_output import _stan_split
 
     zero = [{"warmup": 0.0, "sampling": 0.0}] * 4
     timings = _stan_split(zero, 0.06, 1.0, True, "httpstan", RunConfig(warmup=500, draws=1000))

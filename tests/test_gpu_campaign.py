@@ -16,21 +16,8 @@ from stanjax.runner import records
 from stanjax.runner.cli import main
 from stanjax.runner.config import Job, Placement, RunConfig
 from stanjax.runner.estimates import Estimator
-from stanjax.runner.gpu_campaign import (
-    PHASES,
-    Item,
-    Plan,
-    Unit,
-    all_items,
-    estimated_s,
-    lanes_left,
-    make_plan,
-    pack,
-    run_step,
-    step_number,
-    steps,
-    units,
-)
+from stanjax.runner.gpu_campaign import PHASES, Item, Plan, Unit, estimated_s, make_plan, steps, units
+from stanjax.runner.gpu_steps import all_items, lanes_left, pack, run_step, step_number
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -158,6 +145,24 @@ def tiny_plan(cpus: int) -> Plan:
     }
     items = [Item(lane, "", 20.0 if job.repeat == 0 else 900.0, "test", job=job) for lane in jobs for job in jobs[lane]]
     return Plan(3600, 1000, cpus, 1, [Unit("a", "eight schools tiny", items)])
+
+
+def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkeypatch):
+    """The first step compiles the plan's Stan programs (here: a stand-in that compiles nothing) and appends the
+    step, the programs, the time and this machine's slug to compile.json, a second step after it."""
+    from stanjax.runner.commands import campaign
+    from stanjax.runner.environment import machine
+
+    asked = []
+    monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.append(commands) or 0)
+    campaign.compile_stan(tiny_plan(2), tmp_path, 1)
+    campaign.compile_stan(tiny_plan(2), tmp_path, 2)
+    assert [[model_id for model_id, _ in commands] for commands in asked] == [[EIGHT], [EIGHT]]
+    steps = json.loads((tmp_path / "compile.json").read_text())
+    assert [(s["step"], s["programs"], s["failed"], s["machine"]) for s in steps] == [
+        (1, 1, False, machine().slug),
+        (2, 1, False, machine().slug),
+    ]
 
 
 @pytest.mark.slow

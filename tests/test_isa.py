@@ -15,7 +15,8 @@ from stanjax.models import ROOT
 from stanjax.runner import isa
 from stanjax.runner.campaign import WORKER_PYTHON
 from stanjax.runner.config import ISAS
-from stanjax.runner.engines.stan import CmdStanBackend, HttpstanBackend
+from stanjax.runner.engines.stan_bundled import HttpstanBackend
+from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
 
 EIGHT_SCHOOLS = models.get("eight_schools-eight_schools_noncentered")
 HOST_HAS_AVX2 = "avx2" in isa.host_features().split(", ")

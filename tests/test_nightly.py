@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from stanjax.runner import history, records
+from stanjax.runner import environment, history, records
 from stanjax.runner.cli import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.stan]  # nightly campaigns (Stan and NumPyro)
@@ -20,7 +20,7 @@ def test_two_nightly_runs_the_second_compared_with_the_first(tmp_path, capsys):
     assert "no baseline: this is the first nightly" in capsys.readouterr().out
     code = main(args)
     first, second = history.run_folders(tmp_path)
-    assert first.parent == second.parent and first.parent.name == records.machine().slug
+    assert first.parent == second.parent and first.parent.name == environment.machine().slug
     assert history.previous(second) == first
     comparison = json.loads((second / "regressions.json").read_text())
     assert comparison["base"]["campaigns"] == [r.campaign_id for r in records.read(first)][:1]

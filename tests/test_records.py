@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stanjax.models import ROOT
-from stanjax.runner import records
+from stanjax.runner import environment, records, run_measures
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 
@@ -34,7 +34,7 @@ def test_a_run_record_round_trips_typed(tmp_path):
     path = tmp_path / "results.jsonl"
     records.append(path, run)
     [back] = records.read(path)
-    assert back == run and isinstance(back.metrics, records.RunMetrics) and back.config.chains == run.config.chains
+    assert back == run and isinstance(back.metrics, run_measures.RunMetrics) and back.config.chains == run.config.chains
 
 
 def test_an_append_after_a_torn_last_line_starts_a_line_of_its_own(tmp_path):
@@ -134,7 +134,7 @@ def test_reader_keeps_every_intact_record_whatever_the_damage(tmp_path, n, cut, 
 
 
 def test_provenance_names_machine_versions_and_commit():
-    prov = records.provenance()
+    prov = environment.provenance()
     assert prov.machine.cores >= 1 and prov.machine.cpu
     assert 1 <= prov.machine.cores_usable <= prov.machine.cores
     assert {"jax", "numpyro", "pystan", "httpstan", "arviz", "python"} <= set(prov.versions)
@@ -148,16 +148,16 @@ def test_workers_get_fixed_malloc_thresholds_unless_the_user_set_their_own(user_
         monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
     else:
         monkeypatch.setenv("GLIBC_TUNABLES", user_setting)
-    expected = user_setting or records.MALLOC_TUNABLES
-    assert records.worker_env()["GLIBC_TUNABLES"] == expected
-    records.provenance.cache_clear()
+    expected = user_setting or environment.MALLOC_TUNABLES
+    assert environment.worker_env()["GLIBC_TUNABLES"] == expected
+    environment.provenance.cache_clear()
     try:
-        assert records.provenance().glibc_tunables == expected
+        assert environment.provenance().glibc_tunables == expected
     finally:
-        records.provenance.cache_clear()
+        environment.provenance.cache_clear()
     shown = subprocess.run(
         [sys.executable, "-c", "import os; print(os.environ['GLIBC_TUNABLES'])"],
-        env=records.worker_env(),
+        env=environment.worker_env(),
         capture_output=True,
         text=True,
         check=True,
@@ -166,12 +166,12 @@ def test_workers_get_fixed_malloc_thresholds_unless_the_user_set_their_own(user_
 
 
 def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
-    h100 = records.Machine(
+    h100 = environment.Machine(
         cpu="AMD EPYC 7B13 64-Core Processor", cores=16, gpu=["NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"]
     )
     assert h100.slug == "h100-80gb-hbm3-16core"
-    assert records.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2).slug == "xeon-2core"
-    assert records.Machine(cpu="", cores=4).slug == "cpu-4core"
+    assert environment.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2).slug == "xeon-2core"
+    assert environment.Machine(cpu="", cores=4).slug == "cpu-4core"
 
 
 def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_path):

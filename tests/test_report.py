@@ -20,7 +20,7 @@ from stanjax.reports.build import build
 from stanjax.reports.numbers import number, speed, times
 from stanjax.runner import records, superseded
 from stanjax.runner.engines import label as engine_label
-from stanjax.runner.records import MachineLoad
+from stanjax.runner.run_measures import MachineLoad
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = FIXTURES / "tiny_repeats2.jsonl"
@@ -447,7 +447,7 @@ def test_gpu_float32_runs_with_tf32_matmuls_are_never_pooled_with_full_float32(d
 
 
 def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
-    from stanjax.reports.claims import rlouf_row
+    from stanjax.reports.study_claims import rlouf_row
 
     def rwmh(backend, draws_per_s, command, device=None, gpu=()):
         machine = {"cpu": "Some CPU", "cores": 16, "cores_usable": 3, "gpu": list(gpu)}
@@ -723,8 +723,8 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
 
 
 def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
-    from stanjax.reports.build import tidy
-    from stanjax.reports.claims import ingram_row
+    from stanjax.reports.runs_table import tidy
+    from stanjax.reports.study_claims import ingram_row
 
     study = records.read(STUDIES)
     assert ingram_row(tidy(study), [])["measured"].startswith("no GPU runs of Bradley–Terry")
@@ -742,8 +742,8 @@ def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
 def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
     """Flows fit a centred IRT-2PL where NUTS fails: the suite runs neither flows nor an IRT-2PL with funnels, so
     "not measured here" whatever NUTS did on the one it has, which is shown beside it."""
-    from stanjax.reports.build import tidy
     from stanjax.reports.claims import irt_row
+    from stanjax.reports.runs_table import tidy
 
     irt = [r for r in fixture_records if r.model_id.startswith("irt")]
     big = [replace(r, size="default", metrics=replace(r.metrics, n_parameters=1_000)) for r in irt]
@@ -761,8 +761,8 @@ def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
 
 
 def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_records):
-    from stanjax.reports.build import tidy
     from stanjax.reports.claims import tran_hoffman_row
+    from stanjax.reports.runs_table import tidy
 
     covtype = [
         replace(r, size="large", sizes={"N": 581_012, "D": 54})
@@ -908,8 +908,9 @@ def test_lanes_on_disjoint_cores_of_one_campaign_still_pair(tmp_path, fixture_re
 def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_differ():
     """Two machines with 5 blocks each at default size: one says faster, the other no clear difference. The first
     screen's sentence names both, each with its machine, not only the first one found."""
-    from stanjax.reports.answer import MEASURED, answer_sentence
+    from stanjax.reports.answer import answer_sentence
     from stanjax.reports.headline import PAIRINGS
+    from stanjax.reports.regimes import MEASURED
 
     def entry(machine, ratio, direction, size="default"):
         return {
@@ -945,8 +946,9 @@ def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_dif
 def test_the_answer_sentence_summarises_a_direction_with_many_models_and_names_where_machines_differ():
     """Fifteen models faster: the sentence gives their count and the range of ratios with each end named (it
     stays on the first screen), and names the model the two machines disagree on; with three it lists each."""
-    from stanjax.reports.answer import MEASURED, SENTENCE_DETAIL, answer_sentence
+    from stanjax.reports.answer import SENTENCE_DETAIL, answer_sentence
     from stanjax.reports.headline import PAIRINGS
+    from stanjax.reports.regimes import MEASURED
 
     def entry(machine, ratio, direction):
         return {

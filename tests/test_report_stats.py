@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from stanjax.reports import claims, stats
+from stanjax.reports import claim_verdicts, stats, study_claims
 from stanjax.reports.numbers import count, interval, number, span, speed, times
 from stanjax.reports.stats import Ratio
 
@@ -66,7 +66,7 @@ def test_noisier_blocks_give_a_wider_interval():
     ],
 )
 def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
-    assert claims.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
+    assert claim_verdicts.ratio_verdict(ratio, claimed).split(" (")[0] == verdict
 
 
 @pytest.mark.parametrize(
@@ -76,9 +76,11 @@ def test_ratio_verdicts_follow_the_stated_band(ratio, claimed, verdict):
 )
 def test_a_ratio_without_enough_evidence_gets_no_verdict(ratio, size):
     """Fewer than 5 blocks (no interval reaches 90 %) or tiny data: never "reproduced", whatever the value."""
-    assert claims.ratio_verdict(ratio, 5.0, size).startswith("insufficient data (")
-    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0, 4), 5.0).startswith("insufficient data (4 blocks; 5 needed")
-    assert claims.ratio_verdict(Ratio(5.0, 4.0, 6.0, 5), 5.0, "default").startswith("reproduced")
+    assert claim_verdicts.ratio_verdict(ratio, 5.0, size).startswith("insufficient data (")
+    assert claim_verdicts.ratio_verdict(Ratio(5.0, 4.0, 6.0, 4), 5.0).startswith(
+        "insufficient data (4 blocks; 5 needed"
+    )
+    assert claim_verdicts.ratio_verdict(Ratio(5.0, 4.0, 6.0, 5), 5.0, "default").startswith("reproduced")
 
 
 def test_the_number_of_blocks_is_carried_into_every_ratio_and_the_fewest_into_the_mean():
@@ -88,7 +90,7 @@ def test_the_number_of_blocks_is_carried_into_every_ratio_and_the_fewest_into_th
 
 def test_crossover_is_interpolated_on_log_axes():
     n = np.array([1e3, 1e4, 1e5])
-    at, text = claims.crossover(n, np.array([0.5, 0.8, 2.0]))
+    at, text = study_claims.crossover(n, np.array([0.5, 0.8, 2.0]))
     fraction = math.log(1 / 0.8) / math.log(2.0 / 0.8)
     assert at == pytest.approx(10 ** (4 + fraction))
     assert "between 10,000 and 100,000" in text
@@ -96,8 +98,8 @@ def test_crossover_is_interpolated_on_log_axes():
 
 def test_no_crossover_inside_the_range_says_who_leads():
     n = np.array([1e3, 1e4])
-    assert claims.crossover(n, np.array([1.5, 3.0])) == (None, "JAX ahead at every N measured (1,000–10,000)")
-    assert claims.crossover(n, np.array([0.5, 0.9])) == (None, "Stan ahead at every N measured (1,000–10,000)")
+    assert study_claims.crossover(n, np.array([1.5, 3.0])) == (None, "JAX ahead at every N measured (1,000–10,000)")
+    assert study_claims.crossover(n, np.array([0.5, 0.9])) == (None, "Stan ahead at every N measured (1,000–10,000)")
 
 
 def test_a_forest_plot_draws_single_block_ratios():

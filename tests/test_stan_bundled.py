@@ -17,7 +17,7 @@ from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.campaign import WORKER_PYTHON
 from stanjax.runner.config import RunConfig
-from stanjax.runner.engines.stan import group_columns, sample_table
+from stanjax.runner.engines.stan_output import group_columns, sample_table
 from tests import stan_child
 
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
@@ -89,7 +89,7 @@ def test_bad_data_fails_with_stans_message():
 GUARD_CHECK = """
 import sys
 from stanjax.runner import metrics  # arviz and scipy, which can import JAX unasked (runner.metrics prevents it)
-from stanjax.runner.engines.stan import _run_chains
+from stanjax.runner.engines.stan_bundled import _run_chains
 assert "jaxlib" not in sys.modules
 try:
     _run_chains(None, {}, 0)  # no chains: nothing to fork

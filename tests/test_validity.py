@@ -186,7 +186,7 @@ def test_a_constant_tail_gives_a_nan_khat_not_a_failed_run():
 def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
     """inference-gym states no MCSE of its sds: the gate scales its mean's standard error as the run's MCSEs scale,
     so heavy tails (a larger mcse_sd / mcse_mean in the run) widen it; a stated one is kept."""
-    from stanjax.runner.records import RunMetrics
+    from stanjax.runner.run_measures import RunMetrics
 
     reference = {
         "parameters": {

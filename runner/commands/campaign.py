@@ -9,27 +9,23 @@ import time
 from pathlib import Path
 
 from stanjax.models import ROOT, UsageError
-from stanjax.runner import records
+from stanjax.runner import environment, records
 from stanjax.runner.campaign import stopped_by
 from stanjax.runner.commands.compile import compile_each, model_command
 from stanjax.runner.engines import STAN, family
 from stanjax.runner.estimates import Estimator
-from stanjax.runner.gpu_campaign import (
+from stanjax.runner.gpu_campaign import PHASES, Plan, make_plan, step_wall_s, steps
+from stanjax.runner.gpu_steps import (
     ARCHIVED_FILE,
     COMPILE_ESTIMATE_S,
     COMPILE_FILE,
     MEASUREMENTS_FILE,
-    PHASES,
     PLAN_FILE,
-    Plan,
     all_items,
     lanes_left,
-    make_plan,
     pack,
     run_step,
     step_number,
-    step_wall_s,
-    steps,
 )
 from stanjax.runner.plan import check_gpu_visible, usable_cores
 
@@ -223,7 +219,7 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
             "parallel": plan.cores,
             "seconds": seconds,
             "failed": bool(failed),
-            "machine": records.machine().slug(),
+            "machine": environment.machine().slug,
         }
     )
     path.write_text(json.dumps(steps, indent=1))

@@ -1,8 +1,8 @@
 """``stanjax check``: are a Stan program and a NumPyro model the same posterior, and which one samples it faster?
 
-The stages and verdicts are :mod:`stanjax.runner.check`'s; this verb parses the options, prints each stage as it
-ends, and writes ``OUT/check.html``. Exit codes: 0 *same posterior*, 1 *different posterior*, 3 *sampling failed*,
-2 a problem with the input found before anything runs.
+The stages are :mod:`stanjax.runner.check`'s, the verdicts :mod:`stanjax.runner.check_verdicts`'s; this verb parses the
+options, prints each stage as it ends, and writes ``OUT/check.html``. Exit codes: 0 *same posterior*, 1 *different
+posterior*, 3 *sampling failed*, 2 a problem with the input found before anything runs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from rich.table import Table
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
 from stanjax.runner import validity
 from stanjax.runner.campaign import interrupted
-from stanjax.runner.check import EXIT, STAGES, CheckResult, check
+from stanjax.runner.check import STAGES, CheckResult, check
+from stanjax.runner.check_verdicts import EXIT
 from stanjax.runner.speed_advice import figure
 
 DESCRIPTION = """\

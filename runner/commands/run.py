@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 
 from stanjax import models
-from stanjax.models import ROOT, UsageError
-from stanjax.runner import records
+from stanjax.models import ROOT
+from stanjax.runner import environment, records
 from stanjax.runner.campaign import interrupted, run_campaign
 from stanjax.runner.config import CHAIN_METHODS, DEVICES, ISAS, Job
 from stanjax.runner.engines import ENGINE_NAMES
-from stanjax.runner.plan import Request, campaign_to_resume, done_keys, plan, shard
+from stanjax.runner.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
 from stanjax.runner.suites import SUITES
 
 
@@ -196,13 +196,7 @@ def main(args) -> int:
     if args.estimate:
         print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
         return 0
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        probe = args.out / ".write-test"
-        probe.touch()
-        probe.unlink()
-    except OSError as err:
-        raise UsageError(f"cannot write results to {args.out}: {err.strerror}") from None
+    results_folder(args.out)
     written: list[records.RunRecord] = []
     try:
         rerun = run_campaign(
@@ -224,7 +218,7 @@ def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     """Per model and size: its runs' estimated seconds and what the estimates rest on; then the total."""
     from stanjax.runner.estimates import Estimator
 
-    estimate = Estimator(records.read(history) if history else [], machine=records.machine().slug)
+    estimate = Estimator(records.read(history) if history else [], machine=environment.machine().slug)
     per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for job in jobs:
         per_model.setdefault((job.model_id, job.config.size), []).append(estimate(job))

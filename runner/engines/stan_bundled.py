@@ -1,0 +1,326 @@
+"""Bundled Stan: httpstan's compiled NUTS driven directly, the Stan engine's default back end. It builds each
+program for the run's instruction set (with a services object built alike) and runs every chain at once in its
+own forked process, reading the chains' sockets itself; what the chains send is read by
+:mod:`stanjax.runner.engines.stan_output`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import os
+import select
+import socket
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from stanjax.models import UsageError
+from stanjax.runner import isa as isas
+from stanjax.runner.config import RunConfig
+from stanjax.runner.engines import SampleResult, SamplerStats
+from stanjax.runner.engines.stan_output import (
+    _parse_elapsed,
+    _stan_errors,
+    _stan_split,
+    _stan_version,
+    group_columns,
+    sample_table,
+)
+
+
+class HttpstanBackend:
+    """Bundled Stan: the NUTS of httpstan's compiled model module, one forked process per chain.
+
+    httpstan (the server inside pystan 3) compiles each program with -O3 into a Python extension whose
+    ``hmc_nuts_diag_e_adapt_wrapper`` runs ``stan::services::sample::hmc_nuts_diag_e_adapt`` and streams JSON lines
+    to a Unix socket. pystan drives that call through an in-process HTTP server that polls progress, compresses
+    every message and runs at most one chain per core: on 2 cores that cost 1.3-1.5x CmdStan's wall time. Here the
+    same call with the same arguments (so the same draws, tested against pystan) runs every chain at once in its
+    own forked process, as cmdstanpy does, and one blocking ``select`` reads the sockets.
+    """
+
+    FUNCTION = "hmc_nuts_diag_e_adapt"
+    # httpstan's own compile arguments for a model's module (httpstan/models.py), after setuptools' flags.
+    HTTPSTAN_ARGS = "-O3 -std=c++17 -Wno-sign-compare"
+
+    def info(self, isa: str = "native") -> dict:
+        import httpstan
+
+        return {
+            "stan_interface": "httpstan",
+            "pystan": metadata.version("pystan"),
+            "httpstan": httpstan.__version__,
+            "stan_version": _httpstan_stan_version(),
+            "compile_flags": f"{isas.stan_flags(isa)} (CPPFLAGS) {self.HTTPSTAN_ARGS} (httpstan's)",
+            **isas.info(isa),
+            "chain_processes": "one forked process per chain, all at once",
+            "dtype": "float64",
+        }
+
+    @staticmethod
+    def program_code(stan_file: Path, isa: str) -> str:
+        """The program text httpstan builds for ``isa``: the program with a comment naming the flags appended.
+        httpstan's cache key (``calculate_model_name``) hashes the text, not the compiler flags, so the comment
+        makes each build of a program its own cache entry. ``stan.build`` of this text, once ``compile`` has
+        built it, finds the same module in the cache."""
+        return f"{stan_file.read_text()}\n// stanjax: built with {isas.stan_flags(isa)}, its stan_services.o too\n"
+
+    def compile(self, stan_file: Path, isa: str = "native"):
+        """Build through pystan's in-process httpstan, with the ISA's flags appended to CPPFLAGS meanwhile
+        (``_appended_cppflags``); its model cache is keyed by ``program_code``."""
+        import asyncio
+
+        import httpstan.cache
+        import httpstan.models
+        import stan.common
+
+        code = self.program_code(stan_file, isa)
+        name = httpstan.models.calculate_model_name(code)
+        cached = name in httpstan.cache.list_model_names()
+
+        async def build():
+            async with stan.common.HttpstanClient() as client:
+                resp = await client.post("/models", json={"program_code": code})
+                if resp.status != 201:
+                    raise RuntimeError(f"{stan_file.name} failed to compile: {resp.json()['message']}")
+
+        start = time.perf_counter()
+        with _appended_cppflags(isas.stan_flags(isa)), _services_built_with(isas.stan_flags(isa)):
+            asyncio.run(build())
+        return {
+            "model_name": name,
+            "program_code": code,
+            "isa": isa,
+            "compile_s": time.perf_counter() - start,
+            "cached": cached,
+        }
+
+    def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
+        import httpstan.models
+
+        start = time.perf_counter()
+        module = httpstan.models.import_services_extension_module(handle["model_name"])
+        outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains, threads)
+        tables = [sample_table(output, config.draws) for output in outputs]
+        columns = tables[0][0]
+        values = np.stack([table for _, table in tables])  # (chains, draws, columns)
+        draws = group_columns(columns, values)
+        user_s = time.perf_counter() - start
+        column = {name: i for i, name in enumerate(columns)}
+        stats = SamplerStats(
+            n_leapfrog=values[..., column["n_leapfrog__"]].astype(np.int64),
+            divergent=values[..., column["divergent__"]].astype(bool),
+            step_size=[float(s) for s in values[:, 0, column["stepsize__"]]],
+        )
+        per_chain = [_parse_elapsed(output) for output in outputs]
+        timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
+        info = self.info(handle["isa"])
+        if threads > 1:
+            info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
+        return SampleResult(draws, timings, stats, info)
+
+
+@contextlib.contextmanager
+def _appended_cppflags(flags: str):
+    """CPPFLAGS with ``flags`` appended, restored after: httpstan builds in this process (pystan's server runs
+    in it), and setuptools adds CPPFLAGS to its compile command (CFLAGS and CXXFLAGS would replace Python's
+    flags instead). httpstan has no argument for extra flags on that route."""
+    before = os.environ.get("CPPFLAGS")
+    os.environ["CPPFLAGS"] = f"{before} {flags}" if before else flags
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CPPFLAGS"]
+        else:
+            os.environ["CPPFLAGS"] = before
+
+
+# httpstan's macros for Stan code (httpstan/models.py), for its services object as for a model.
+HTTPSTAN_MACROS = [
+    ("BOOST_DISABLE_ASSERTS", None),
+    ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
+    ("STAN_THREADS", None),
+    ("_REENTRANT", None),
+    ("_GLIBCXX_USE_CXX11_ABI", "0"),
+]
+
+
+@contextlib.contextmanager
+def _services_built_with(flags: str):
+    """httpstan links every model with its prebuilt ``stan_services.o`` (NUTS, the writers), built for baseline
+    x86-64. A model built with -march=native beside it is one module whose halves disagree on Eigen's alignment
+    (AVX: 32 bytes): chains died with "double free or corruption" in NUTS's build_tree on Bradley-Terry, the
+    mixture and the S&P 500. So meanwhile httpstan builds from a package folder whose ``stan_services.o`` was
+    compiled with the model's flags (``services_folder``)."""
+    import httpstan.models
+
+    before = httpstan.models.PACKAGE_DIR
+    httpstan.models.PACKAGE_DIR = services_folder(flags)
+    try:
+        yield
+    finally:
+        httpstan.models.PACKAGE_DIR = before
+
+
+def services_folder(flags: str) -> Path:
+    """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
+    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
+    with ``flags`` (once per flags and httpstan version; minutes)."""
+    import httpstan.cache
+    import httpstan.models
+    from setuptools._distutils import sysconfig
+    from setuptools._distutils.ccompiler import new_compiler
+
+    package = Path(httpstan.models.__file__).parent.resolve()
+    folder = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+    if (folder / "stan_services.o").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("include", "lib"):
+        with contextlib.suppress(FileExistsError):  # another process building the same folder made it
+            (folder / name).symlink_to(package / name)
+    with tempfile.TemporaryDirectory(dir=folder) as build:
+        compiler = new_compiler()
+        sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
+        [built] = compiler.compile(
+            [str(package / "stan_services.cpp")],
+            output_dir=build,
+            macros=HTTPSTAN_MACROS,
+            include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
+            extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()],
+        )
+        os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
+    return folder
+
+
+def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
+    """Keyword arguments of httpstan's NUTS wrapper: httpstan's defaults (CmdStan's, as pystan sends them) with
+    the run's settings; ``chain`` is set per process."""
+    import httpstan.services.arguments as stan_arguments
+
+    given = {
+        "data": data,
+        "init": {},
+        "random_seed": seed,
+        "num_warmup": config.warmup,
+        "num_samples": config.draws,
+        "delta": config.target_accept,
+        "max_depth": config.max_treedepth,
+    }
+    names = stan_arguments.function_arguments(HttpstanBackend.FUNCTION, module)
+    defaults = {
+        name: stan_arguments.lookup_default(stan_arguments.Method.SAMPLE, name)
+        for name in names
+        if name not in given and name not in ("socket_filename", "chain")
+    }
+    return {**defaults, **given}
+
+
+def _chain_process(module, socket_path: str, arguments: dict, cores: list[int] | None) -> None:
+    """Body of one chain's forked process: pinned to ``cores`` if given (TBB sizes reduce_sum's thread pool from
+    them), Stan's sampler, then exit with its return code."""
+    if cores:
+        os.sched_setaffinity(0, cores)
+    try:
+        code = getattr(module, f"{HttpstanBackend.FUNCTION}_wrapper")(socket_path, **arguments)
+    except Exception as err:  # Stan's C++ exceptions (bad data, failed initialisation) arrive through pybind11
+        Path(f"{socket_path}.error").write_text(str(err))
+        code = 70
+    os._exit(code)
+
+
+def _refuse_to_fork_with_jax() -> None:
+    """Chains are forked, and a process that has loaded JAX must not fork: the child inherits JAX's runtime
+    threads' locks, possibly held, and can deadlock. ``jaxlib`` is the test: ``jax`` alone may be the lazy
+    placeholder module arviz installs without importing JAX."""
+    import sys
+
+    if "jaxlib" in sys.modules:
+        raise RuntimeError(
+            "bundled Stan forks a process per chain, but this process has loaded JAX (jaxlib is imported), and a "
+            "fork after JAX started can deadlock: run Stan in a process that never imports JAX (stanjax runs each "
+            "job in its own worker process)"
+        )
+
+
+def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
+    """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
+    writer's per-iteration momenta and gradients are read and dropped). With ``threads`` > 1 each chain runs on
+    its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
+    ``_refuse_to_fork_with_jax``)."""
+    _refuse_to_fork_with_jax()
+    usable = sorted(os.sched_getaffinity(0))
+    if threads > 1 and chains * threads > len(usable):
+        raise UsageError(
+            f"{chains} chains x {threads} threads need {chains * threads} cores, this process has {len(usable)}"
+        )
+    context = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="stanjax-httpstan-") as folder:
+        listeners, processes = {}, []
+        for chain in range(1, chains + 1):
+            path = f"{folder}/{chain}.sock"
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(path)
+            listener.listen(4)  # Stan's init, sample and diagnostic writers and its logger
+            listeners[listener] = chain
+            cores = usable[(chain - 1) * threads : chain * threads] if threads > 1 else None
+            process = context.Process(target=_chain_process, args=(module, path, {**arguments, "chain": chain}, cores))
+            process.start()
+            processes.append(process)
+        received: dict[socket.socket, tuple[int, list[bytes]]] = {}
+        closed: set[socket.socket] = set()
+        dropped: set[socket.socket] = set()
+        running = {process.sentinel for process in processes}  # readable once the process has ended
+        try:
+            while True:
+                # A chain that has ended has made all it sent readable (its connections read as closed), so once
+                # every chain has ended, nothing readable means nothing left.
+                open_sources = [*listeners, *(source for source in received if source not in closed), *running]
+                readable = select.select(open_sources, [], [], None if running else 0)[0]
+                if not readable:
+                    break
+                for source in readable:
+                    if source in running:
+                        running.remove(source)
+                        continue
+                    if source in listeners:
+                        connection, _ = source.accept()
+                        received[connection] = (listeners[source], [])
+                        continue
+                    chunk = source.recv(1 << 20)
+                    parts = received[source][1]
+                    if not chunk:
+                        closed.add(source)
+                    elif not parts and chunk.startswith(b'{"version":1,"topic":"diagnostic"'):
+                        dropped.add(source)
+                    elif source not in dropped:
+                        parts.append(chunk)
+        finally:
+            for process in processes:
+                if process.is_alive():
+                    process.kill()
+                process.join()
+            for source in [*listeners, *received]:
+                source.close()
+        outputs = [
+            b"".join(b"".join(parts) + b"\n" for chain_of, parts in received.values() if chain_of == chain)
+            for chain in range(1, chains + 1)
+        ]
+        for chain, process in enumerate(processes, 1):
+            if process.exitcode != 0:
+                error = Path(f"{folder}/{chain}.sock.error")
+                message = error.read_text() if error.exists() else _stan_errors(outputs[chain - 1])
+                raise RuntimeError(f"Stan chain {chain} failed (exit {process.exitcode}): {message}")
+    return outputs
+
+
+def _httpstan_stan_version() -> str:
+    import httpstan
+
+    return _stan_version(Path(httpstan.__file__).parent / "include" / "stan" / "version.hpp")

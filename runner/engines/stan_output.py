@@ -1,0 +1,113 @@
+"""What Stan's chains report, read the same way for both back ends (:mod:`stanjax.runner.engines.stan_bundled`,
+:mod:`stanjax.runner.engines.stan_cmdstan`): the two clocks from the per-chain elapsed times (``_stan_split``),
+the Stan library's version, and the JSON lines a bundled Stan chain sends (its draws, elapsed times and errors).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from stanjax.runner.config import RunConfig
+from stanjax.runner.engines import Timings
+
+ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
+
+
+def _stan_split(
+    per_chain: list[dict[str, float]], user_s: float, compile_s: float, cached: bool, interface: str, config: RunConfig
+) -> Timings:
+    """Timings from the sample call's wall (``user_s``) and Stan's per-chain elapsed times. Where every chain was
+    faster than Stan's clock (it reports milliseconds: 0 for a one-parameter model's tiny run), the sampler time
+    is the call's wall, split in the ratio of warmup to sampling iterations, and the source says so."""
+    sampler_s = max(c["warmup"] + c["sampling"] for c in per_chain)
+    warmup = sum(c["warmup"] for c in per_chain)
+    total = warmup + sum(c["sampling"] for c in per_chain)
+    source = (
+        f"user: {interface} sample-call wall, data in to draws in arrays; sampler: the slowest chain's "
+        "elapsed warmup + sampling by Stan's clock, split in the ratio of the chains' summed elapsed times"
+    )
+    if total > 0:
+        warmup_share = warmup / total
+    else:
+        sampler_s, warmup_share = user_s, config.warmup / (config.warmup + config.draws)
+        source = (
+            f"user and sampler: {interface} sample-call wall (Stan's clock read 0 ms for every chain), "
+            "split in the ratio of warmup to sampling iterations"
+        )
+    return Timings(
+        compile_s=compile_s,
+        warmup_s=sampler_s * warmup_share,
+        sampling_s=sampler_s * (1 - warmup_share),
+        user_s=user_s,
+        source=source,
+        compile_cached=cached,
+        detail={
+            "chain_warmup_s": [c["warmup"] for c in per_chain],
+            "chain_sampling_s": [c["sampling"] for c in per_chain],
+        },
+    )
+
+
+def _stan_errors(output: bytes) -> str:
+    """Stan's error and warning messages from a chain's logger lines."""
+    found = []
+    for line in output.splitlines():
+        if b'"topic":"logger"' in line:
+            level, _, text = json.loads(line)["values"][0].partition(":")
+            if level in ("error", "warn") and text.strip():
+                found.append(text.strip())
+    return " ".join(found) or "no message from Stan"
+
+
+def sample_table(output: bytes, draws: int) -> tuple[list[str], np.ndarray]:
+    """A chain's draws from its sample-writer lines: the column names (``lp__``, ..., then Stan's flat
+    constrained names such as ``beta.2.1``) and a (draws, columns) array."""
+    rows = []
+    for line in output.splitlines():
+        if b'"topic":"sample","values":{' in line:
+            try:
+                rows.append(orjson.loads(line)["values"])
+            except orjson.JSONDecodeError:  # a NaN or inf in the draw: orjson refuses them, json reads them
+                rows.append(json.loads(line)["values"])
+    if len(rows) != draws:
+        raise RuntimeError(f"Stan sent {len(rows)} draws, expected {draws}")
+    return list(rows[0]), np.array([list(row.values()) for row in rows], dtype=float)
+
+
+def group_columns(columns: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
+    """Flat columns of a (chains, draws, columns) array (``theta.1.2``, column-major as Stan writes them) ->
+    name -> (chains, draws, *shape); the sampler's ``__`` columns left out."""
+    spans: dict[str, list[int]] = {}
+    for i, column in enumerate(columns):
+        if not column.endswith("__"):
+            spans.setdefault(column.split(".")[0], []).append(i)
+    draws = {}
+    for name, indices in spans.items():
+        indexes = [tuple(int(part) for part in columns[i].split(".")[1:]) for i in indices]
+        shape = tuple(map(max, zip(*indexes)))
+        block = values[..., indices[0] : indices[-1] + 1]
+        draws[name] = block.reshape(*block.shape[:2], *shape, order="F")
+    return draws
+
+
+def _parse_elapsed(stan_output: bytes) -> dict[str, float]:
+    """Stan's per-chain warmup and sampling seconds, from its logger lines (searched alone: the regex is slow on
+    megabytes of draws)."""
+    logger = b"\n".join(line for line in stan_output.splitlines() if b'"topic":"logger"' in line)
+    found = {}
+    for match in ELAPSED_RE.finditer(logger.decode(errors="replace")):
+        found["warmup" if match.group(2) == "Warm-up" else "sampling"] = float(match.group(1))
+    if set(found) != {"warmup", "sampling"}:
+        raise RuntimeError("Stan output holds no elapsed-time report")
+    return found
+
+
+def _stan_version(header: Path) -> str:
+    """The Stan library version a ``stan/version.hpp`` declares."""
+    parts = dict(re.findall(r"#define STAN_(MAJOR|MINOR|PATCH) (\d+)", header.read_text()))
+    return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"

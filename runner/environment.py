@@ -1,0 +1,140 @@
+"""Where and with what a run was made, as its record states it: this machine (:class:`Machine`, whose slug names
+results/ folders and groups records), the package versions, git state and command shared by every record of a
+campaign (:class:`Provenance`), and the environment every worker process gets (:func:`worker_env`: glibc's malloc
+thresholds fixed, as the provenance records).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+import sys
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+import msgspec
+
+from stanjax.models import ROOT
+
+# glibc's malloc: fixed thresholds (16 MiB before a block is mmapped, 128 MiB free before the heap is trimmed) for
+# every worker and what it starts. With glibc's adaptive defaults a process's allocator depends on what it had
+# allocated before: a fresh CmdStan spent ~20 % of its time in page faults on Bradley-Terry at 20k matches
+# (3 M minor faults in 600 iterations), while bundled Stan's chains, forked from a worker that had imported arviz,
+# had almost none. A GLIBC_TUNABLES set by the user is kept.
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=16777216:glibc.malloc.trim_threshold=134217728"
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of every worker process (runs and study measurements)."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", MALLOC_TUNABLES)}
+
+
+# Versions recorded in every provenance, and compared between two record sets.
+PACKAGES = (
+    "jax",
+    "jaxlib",
+    "numpyro",
+    "blackjax",
+    "optax",
+    "pystan",
+    "httpstan",
+    "cmdstanpy",
+    "arviz",
+    "arviz-stats",
+    "numpy",
+)
+
+
+class Machine(msgspec.Struct, kw_only=True):
+    """CPU model, cores (all, and those usable by the run), memory and any NVIDIA GPU (nvidia-smi's name, driver,
+    memory): enough to tell two machines apart."""
+
+    hostname: str = ""
+    cpu: str = ""
+    cores: int | None = None
+    cores_usable: int | None = None  # None: recorded before runs were pinned to some cores
+    memory_gib: float | None = None
+    gpu: list[str] = []
+    os: str = ""
+
+    @property
+    def slug(self) -> str:
+        """A short, stable name: its GPU (else CPU) model and its cores, e.g. "xeon-2core", "h100-80gb-hbm3-16core".
+        Folders of results/ and every grouping of records use it."""
+        name = (self.gpu or [self.cpu or ""])[0].split(",")[0].lower()
+        name = re.sub(r"\((r|tm)\)|\b(cpu|processor|nvidia|intel|amd|genuine)\b|@.*", " ", name)
+        slug = "-".join(re.findall(r"[a-z0-9]+", name))[:32].strip("-") or "cpu"
+        return f"{slug}-{self.cores}core"
+
+
+class Provenance(msgspec.Struct, kw_only=True):
+    """Versions, machine and git state, shared by every record of a campaign."""
+
+    machine: Machine
+    versions: dict[str, str | None]
+    git_commit: str | None
+    git_dirty: bool | None
+    command: str
+    glibc_tunables: str | None = None  # None: made before the runner fixed glibc's malloc thresholds
+
+
+def _run(cmd: list[str]) -> str | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=True, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@cache
+def machine() -> Machine:
+    """This machine, as records name it."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_gib = None
+    try:
+        memory_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    gpu = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
+    return Machine(
+        hostname=platform.node(),
+        cpu=cpu,
+        cores=os.cpu_count(),
+        # The cores this process may run on: fewer than `cores` when runs were pinned (taskset).
+        cores_usable=len(os.sched_getaffinity(0)),
+        memory_gib=memory_gib,
+        gpu=gpu.splitlines() if gpu else [],
+        os=platform.platform(),
+    )
+
+
+@cache
+def provenance() -> Provenance:
+    """Versions, machine and git state, shared by every record of a campaign."""
+    versions = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    commit = _run(["git", "rev-parse", "HEAD"])
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    if commit is None and os.environ.get("STANJAX_GIT_COMMIT"):  # a Docker image: no .git, the commit built in
+        commit, dirty = os.environ["STANJAX_GIT_COMMIT"], os.environ.get("STANJAX_GIT_DIRTY", "")
+    return Provenance(
+        machine=machine(),
+        versions=versions,
+        git_commit=commit,
+        git_dirty=bool(dirty) if dirty is not None else None,
+        command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        glibc_tunables=worker_env()["GLIBC_TUNABLES"],
+    )
