@@ -116,7 +116,7 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
     Stan one (its forked chains ran reduce_sum on one core); --threads-per-chain sets it; a model without a
     reduce_sum program and the JAX engines keep one. Every job carries its cores."""
     from stanjax.runner import plan as planning
-    from stanjax.runner.commands import run
+    from stanjax.runner.cli import build_parser
     from stanjax.runner.engines import ENGINES, label
 
     monkeypatch.setattr(planning, "usable_cores", lambda: list(range(16)))
@@ -126,7 +126,8 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
     assert plain.stan_threaded_file is None
 
     def threads(spec, *argv):
-        jobs = planning.plan(run.parse(["--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", *argv]))
+        options = ["run", "--suite", "tiny", "--models", spec.id, "--engines", "stan", "numpyro", *argv]
+        jobs = planning.plan(build_parser().parse_args(options))
         assert {job.cores for job in jobs} == {int(argv[1]) if argv[:1] == ("--cores",) else 16}
         return {job.engine: job.placement.threads_per_chain for job in jobs}
 
@@ -263,28 +264,25 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
     assert [job.key() in done for job in (job0, job1)] == [front_end_now == "bundled", front_end_now == "cmdstan"]
 
 
-def test_nightly_plans_through_the_run_commands_own_options(monkeypatch):
-    """A new `run` option needs no change to nightly: it plans with run's parser, defaults included."""
-    from stanjax.runner.commands import nightly, run
+def test_nightly_plans_what_stanjax_run_plans_with_the_same_options(monkeypatch):
+    """nightly plans with a ``plan.Request``, as the API does: every option it does not take is run's default (run's
+    parser takes its defaults from Request), so it asks for what `stanjax run --suite nightly` with its options asks."""
+    import dataclasses
 
-    original = run.add_arguments
-    seen = {}
+    from stanjax.runner.cli import build_parser
+    from stanjax.runner.commands import nightly
+    from stanjax.runner.plan import Request
 
-    def with_a_new_option(parser):
-        original(parser)
-        parser.add_argument("--brand-new", default="its default")
-
-    def plan(args):
-        seen.update(vars(args))
-        return []
-
-    monkeypatch.setattr(run, "add_arguments", with_a_new_option)
-    monkeypatch.setattr(nightly, "plan", plan)
+    seen = []
+    monkeypatch.setattr(nightly, "plan", lambda request: seen.append(request) or [])
     monkeypatch.setattr(nightly.history, "new_folder", lambda *_: (_ for _ in ()).throw(SystemExit("planned")))
+    options = ["--models", "eight_schools-eight_schools_noncentered", "--size", "tiny", "--repeats", "3"]
     with pytest.raises(SystemExit, match="planned"):
-        main(["nightly", "--models", "eight_schools-eight_schools_noncentered", "--size", "tiny", "--repeats", "3"])
-    assert seen["brand_new"] == "its default" and seen["suite"] == "nightly" and seen["repeats"] == 3
-    assert seen["models"] == ["eight_schools-eight_schools_noncentered"] and seen["seed"] == 1
+        main(["nightly", *options])
+    [request] = seen
+    run_args = vars(build_parser().parse_args(["run", "--suite", "nightly", *options]))
+    assert isinstance(request, Request) and request.repeats == 3 and request.suite == "nightly"
+    assert dataclasses.asdict(request) == {f.name: run_args[f.name] for f in dataclasses.fields(Request)}
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from stanjax.runner import compare, history, records
 from stanjax.runner.campaign import interrupted, run_campaign
-from stanjax.runner.commands import run
 from stanjax.runner.commands.compare import check_rule, run_comparison
-from stanjax.runner.plan import plan
+from stanjax.runner.plan import Request, plan
 
 
 def add_parser(verbs) -> None:
@@ -34,30 +33,18 @@ def add_parser(verbs) -> None:
     parser.set_defaults(handler=main)
 
 
-def run_argv(args) -> list[str]:
-    """The ``stanjax run`` options of the nightly campaign: the nightly suite, narrowed as asked."""
-    argv = ["--suite", "nightly", "--timeout", repr(args.timeout)]
-    if args.models:
-        argv += ["--models", *args.models]
-    if args.size:
-        argv += ["--size", args.size]
-    if args.repeats is not None:
-        argv += ["--repeats", str(args.repeats)]
-    return argv
-
-
 def main(args) -> int:
     from stanjax.reports.build import build
 
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
-    run_args = run.parse(run_argv(args))
-    jobs = plan(run_args)
+    request = Request(suite="nightly", models=args.models, size=args.size, repeats=args.repeats, timeout=args.timeout)
+    jobs = plan(request)
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
     written: list[records.RunRecord] = []
     try:
-        run_campaign(jobs, folder, args.timeout, written, reruns=run_args.reruns, quiet_wait_s=run_args.quiet_wait)
+        run_campaign(jobs, folder, args.timeout, written, reruns=request.reruns, quiet_wait_s=request.quiet_wait)
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, folder)
     baseline = args.baseline or history.previous(folder)

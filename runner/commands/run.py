@@ -173,14 +173,6 @@ def shard_arg(text: str) -> tuple[int, int]:
     return i, n
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    """``stanjax run`` options from an argument list: other verbs (nightly) plan runs through the same options,
-    defaults included."""
-    parser = argparse.ArgumentParser(prog="stanjax run", description=DESCRIPTION)
-    add_arguments(parser)
-    return parser.parse_args(argv)
-
-
 def main(args) -> int:
     jobs = plan(args)
     if args.shard:
