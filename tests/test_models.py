@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 from numpyro import handlers
+from numpyro.infer import init_to_uniform
 
 from stanjax import jax_models, models
 from tests.stan_blocks import declarations
@@ -91,7 +92,9 @@ def test_spec_parameters_match_stan_and_numpyro(spec):
     expected = {p.name: p.resolve_shape(data) for p in spec.parameters}
     assert declarations(spec.stan_file.read_text(), "parameters", data) == expected
     model = jax_models.load(spec.model_name)
-    trace = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**data)
+    # latent values as NUTS starts them (init_to_uniform), so a flat site with no sampler (ImproperUniform) traces
+    started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)
+    trace = handlers.trace(started).get_trace(**data)
     latent = {
         name: site["value"].shape
         for name, site in trace.items()

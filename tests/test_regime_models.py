@@ -1,0 +1,60 @@
+"""The regimes issue 46 adds (a hidden Markov model): sizes, posteriordb's data and reference where they apply, and
+both engines' means against posteriordb's reference posterior at default size."""
+
+import numpy as np
+import pytest
+
+import stanjax as sj
+from stanjax import models
+from stanjax.models import SizeError
+from stanjax.runner import references
+
+HMM = "hmm_example-hmm_example"
+LIMIT_SD = 0.1  # the issue's: every mean within 0.1 posterior sd of posteriordb's
+
+
+@pytest.mark.parametrize("model_id", [HMM])
+def test_posteriordbs_data_and_reference_hold_at_default_and_data_of_the_model_elsewhere(model_id):
+    spec = models.get(model_id)
+    published = spec.data("default", seed=1)
+    assert models.data_hash(published) == models.data_hash(spec.data("default", seed=7))  # fixed: the seed is unused
+    for size in ("tiny", "small", "large"):
+        data = spec.data(size, seed=1)
+        assert data["N"] == spec.sizes[size]["N"] and models.data_hash(data) != models.data_hash(published)
+        assert models.data_hash(spec.data(size, seed=2)) != models.data_hash(data)  # drawn: the seed matters
+        _, source = references.applicable(model_id, size, (), models.data_hash(data))
+        assert not source.startswith(references.OUTSIDE_TRUTH), source
+    reference, source = references.applicable(model_id, "default", (), models.data_hash(published))
+    assert source.startswith(f"{references.OUTSIDE_TRUTH}: posteriordb reference draws"), source
+    assert set(reference["parameters"]) == {
+        f"{p.name}[{i + 1}]" for p in spec.parameters for i in range(p.resolve_shape(published)[0])
+    }
+    with pytest.raises(SizeError, match="posteriordb's data set has N"):
+        spec.generate(1, N=spec.sizes["default"]["N"] + 1, posteriordb_data=1)
+
+
+def test_the_hmm_draws_its_series_from_the_two_state_chain_it_fits():
+    """A long series has the chain's stationary share in each state's neighbourhood and its locations as means."""
+    spec = models.get(HMM)
+    y = spec.data("large", seed=3)["y"]
+    high = y > 5.9  # halfway between the locations 3.0 and 8.8, each emitted with sd 1
+    stationary_high = 0.33 / (0.33 + 0.07)  # out of state 1 at 0.33, back at 0.07
+    assert abs(high.mean() - stationary_high) < 0.05
+    assert abs(y[high].mean() - 8.8) < 0.1 and abs(y[~high].mean() - 3.0) < 0.15
+    assert np.mean(high[1:] == high[:-1]) > 0.85  # the states persist
+
+
+@pytest.mark.slow
+@pytest.mark.stan
+@pytest.mark.parametrize("model_id", [HMM])
+@pytest.mark.parametrize("engine", ["stan", "numpyro"])
+def test_both_engines_find_posteriordbs_means_at_default_size(model_id, engine, tmp_path):
+    """One run of 4 x 1000 draws (MCSE ~0.03 sd) on posteriordb's data: valid, and every mean within 0.1 of
+    posteriordb's reference sds of its reference mean (`benchmarks/outside_truth.py` checks the campaign's runs)."""
+    run = sj.sample(model_id, engine=engine, size="default", out=tmp_path)
+    assert run.record.valid, run.record.failed_gates
+    truth = models.get(model_id).ground_truth("default")["parameters"]
+    distances = {
+        name: abs(run.record.metrics.posterior_mean[name] - ref["mean"]) / ref["sd"] for name, ref in truth.items()
+    }
+    assert max(distances.values()) < LIMIT_SD, distances
