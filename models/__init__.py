@@ -129,6 +129,11 @@ class ModelSpec:
     # rare divergent runs that an expert of each tool would answer by raising it (the S&P 500 volatility). Part of
     # the run's settings (``RunConfig.for_model``), so of its config hash. None: the runs' own.
     target_accept: float | None = None
+    # The fewest draws per chain this posterior's runs take at a size (size preset -> draws), where the runs' 1000
+    # leave the largest R-hat over thousands of parameters above the gate's 1.01 by chance on a converged run:
+    # the advice for R-hat above 1.01 is to run longer (Vehtari et al. 2021), on every engine alike. Part of the
+    # run's settings (``RunConfig.for_model``), so of its config hash. Empty: the runs' own.
+    min_draws: dict[str, int] = field(default_factory=dict)
     # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
     # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
     home: Path | None = None

@@ -47,8 +47,10 @@ class RunConfig:
         return [chain // (self.chains // self.superchains) for chain in range(self.chains)]
 
     def for_model(self, spec) -> RunConfig:
-        """These settings for runs of ``spec`` (a ModelSpec): with its own target acceptance where it declares one."""
-        return replace(self, target_accept=spec.target_accept) if spec.target_accept else self
+        """These settings for runs of ``spec`` (a ModelSpec): with its own target acceptance where it declares one,
+        and at least the draws it declares for this size."""
+        config = replace(self, target_accept=spec.target_accept) if spec.target_accept else self
+        return replace(config, draws=max(config.draws, spec.min_draws.get(config.size, 0)))
 
     def as_dict(self) -> dict:
         """The settings; ``resize`` only when used, so hashes of preset-size runs stay what they were."""

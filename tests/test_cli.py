@@ -101,6 +101,27 @@ def test_a_model_declaring_its_target_acceptance_runs_it_on_every_engine_and_oth
     assert len({job.config.hash() for job in jobs if job.model_id == sp500}) == 1  # the engines stay paired
 
 
+def test_a_model_declaring_more_draws_at_a_size_takes_them_there_on_every_engine_and_never_fewer_than_asked():
+    softmax, eight = "mnist_synth-multinomial_logistic_regression", "eight_schools-eight_schools_noncentered"
+
+    def draws(*argv):
+        return {
+            (job.model_id, job.engine): job.config.draws
+            for job in _plan(softmax, "--engines", "stan", "numpyro", *argv)
+        }
+
+    assert draws("--size", "default") == {
+        (softmax, "stan"): 2000,
+        (softmax, "numpyro"): 2000,
+        (eight, "stan"): 1000,
+        (eight, "numpyro"): 1000,
+    }
+    assert set(draws("--size", "small").values()) == {1000}  # declared for default and large only
+    assert set(draws("--size", "default", "--draws", "3000").values()) == {3000}  # more than declared: as asked
+    jobs = _plan(softmax, "--size", "default", "--engines", "stan", "numpyro")
+    assert len({job.config.hash() for job in jobs if job.model_id == softmax}) == 1  # the engines stay paired
+
+
 def test_device_policy_on_the_cpu():
     jobs = {job.engine: job.placement for job in _plan("--engines", "stan", "numpyro", "blackjax_nuts")}
     assert (jobs["stan"].device, jobs["stan"].precision) == ("cpu", "float64")
