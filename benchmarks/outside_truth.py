@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stanjax.runner import records, references
+from stanjax.runner import records, references, superseded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     distances = defaultdict(list)
     sources = {}
+    entries = superseded.load()
     for r in records.read(args.results):
-        if r.status != "ok":
+        if r.status != "ok" or superseded.reason(r, entries):  # a run of a program since rewritten: other names
             continue
         reference, source = references.applicable(r.model_id, r.size, r.config.resize, r.data_hash)
         if reference is None:
