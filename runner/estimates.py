@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from typing import NamedTuple
 
 from stanjax import models
 from stanjax.runner import records
@@ -13,31 +14,45 @@ from stanjax.runner.config import Job
 from stanjax.runner.records import RunRecord
 
 GUESS_S = 180.0  # a run with no earlier record of anything like it
-MEASUREMENT_OVERHEAD_S = 10.0
-MAX_POWER = 3.0  # the steepest growth with N a run is scaled by (dense linear algebra); at least in proportion  # a measurement's process start and JAX import, beside its own wall time
+MEASUREMENT_OVERHEAD_S = 10.0  # a measurement's process start and JAX import, beside its own wall time
+MAX_POWER = 3.0  # the steepest growth with N a run is scaled by (dense linear algebra); at least in proportion
+
+
+class Seen(NamedTuple):
+    """An earlier ok run, as much of it as an estimate uses."""
+
+    gpu: bool
+    wall_s: float
+    sizes: dict
+    machine: str
+    setup: str  # engine/chain method
+    iterations: int  # warmup + draws per chain
 
 
 class Estimator:
     """Seconds a run will take, from earlier ok records: the median worker wall time of the same setup (model,
     engine, device, precision, chain method, chains, data sizes), from ``machine``'s records where it has such
-    (a slug: a CPU campaign's own machine), else from machines with a GPU where there are such records; else of another engine on the same device, sizes and chains; else the same setup at the nearest
-    other N, scaled by the power of N its runs at the two nearest sizes show (between 1 and MAX_POWER; in proportion
-    from one size); else any run of the model at these sizes; else a guess. Each estimate
-    says which."""
+    (a slug: a CPU campaign's own machine), else from machines with a GPU where there are such records; else of
+    another engine on the same device, sizes and chains; else the same setup at the nearest other N, scaled by the
+    power of N its runs at the two nearest sizes show (between 1 and MAX_POWER; in proportion from one size); else
+    any run of the model at these sizes; else a guess. Every earlier run's time is first scaled to the job's
+    iterations a chain (warmup + draws), in proportion: a model that now takes 2,000 draws is not estimated from
+    its runs of 1,000 as they were. Each estimate says which."""
 
     def __init__(self, history: list[RunRecord], measurements: list[dict] = (), machine: str | None = None):
         self.machine = machine
-        self.walls: dict[tuple, list[tuple[bool, float, dict, str, str]]] = defaultdict(list)
+        self.walls: dict[tuple, list[Seen]] = defaultdict(list)
         for run in history:
             if run.status == "ok" and run.wall_s and run.sizes is not None:
                 key = (run.model_id, run.device, run.precision, run.config.chains)
                 self.walls[key].append(
-                    (
+                    Seen(
                         bool(run.provenance.machine.gpu),
                         run.wall_s,
                         run.sizes,
                         run.machine,
                         f"{run.engine}/{run.chain_method}",
+                        run.config.warmup + run.config.draws,
                     )
                 )
         self.rwmh = defaultdict(list)
@@ -46,53 +61,72 @@ class Estimator:
                 self.rwmh[(m["backend"], records.measurement_device(m), m["chains"])].append(m["wall_s"])
 
     def __call__(self, job: Job) -> tuple[float, str]:
+        seconds, basis, seen = self._estimate(job)
+        iterations = job.config.warmup + job.config.draws
+        if any(f.iterations != iterations for f in seen):
+            basis += f", scaled to {iterations:,} iterations a chain"
+        return seconds, basis
+
+    def _estimate(self, job: Job) -> tuple[float, str, list[Seen]]:
         spec = models.get(job.model_id)
         sizes = spec.size_kwargs(job.config.size, job.config.resize)
+        iterations = job.config.warmup + job.config.draws
+
+        def wall(f: Seen) -> float:
+            return f.wall_s * iterations / f.iterations
+
         setup = f"{job.engine}/{job.placement.chain_method}"
         found = self.walls.get((job.model_id, job.device, job.placement.precision, job.config.chains), [])
-        if any(f[3] == self.machine for f in found):
-            found = [f for f in found if f[3] == self.machine]
-        elif any(f[0] for f in found):
-            found = [f for f in found if f[0]]
-        same = [f for f in found if f[4] == setup and f[2] == sizes]
+        if any(f.machine == self.machine for f in found):
+            found = [f for f in found if f.machine == self.machine]
+        elif any(f.gpu for f in found):
+            found = [f for f in found if f.gpu]
+        same = [f for f in found if f.setup == setup and f.sizes == sizes]
         if same:
-            return statistics.median(f[1] for f in same), f"median of {len(same)} run(s) on {same[0][3]}"
-        other_engine = [f for f in found if f[2] == sizes]
+            return statistics.median(map(wall, same)), f"median of {len(same)} run(s) on {same[0].machine}", same
+        other_engine = [f for f in found if f.sizes == sizes]
         if other_engine:
             return (
-                statistics.median(f[1] for f in other_engine),
-                f"median of {len(other_engine)} run(s) of {other_engine[0][4]} on {other_engine[0][3]}",
+                statistics.median(map(wall, other_engine)),
+                f"median of {len(other_engine)} run(s) of {other_engine[0].setup} on {other_engine[0].machine}",
+                other_engine,
             )
         rest = {name: value for name, value in sizes.items() if name != spec.n_key}
         by_n = [
-            (f[2][spec.n_key], f)
+            (f.sizes[spec.n_key], f)
             for f in found
-            if f[4] == setup
-            and f[2].get(spec.n_key)
-            and {name: value for name, value in f[2].items() if name != spec.n_key} == rest
+            if f.setup == setup
+            and f.sizes.get(spec.n_key)
+            and {name: value for name, value in f.sizes.items() if name != spec.n_key} == rest
         ]
         if by_n:
             target = sizes[spec.n_key]
-            medians = {m: statistics.median(f[1] for k, f in by_n if k == m) for m, _ in by_n}
+            medians = {m: statistics.median(wall(f) for k, f in by_n if k == m) for m, _ in by_n}
             n, second = (sorted(medians, key=lambda m: abs(math.log(m / target))) + [None])[:2]
             power = 1.0
             if second is not None:  # the cost's power of N between the two nearest sizes run (a GP's Cholesky: 3)
                 power = min(MAX_POWER, max(1.0, math.log(medians[n] / medians[second]) / math.log(n / second)))
-            count, machine = sum(1 for k, _ in by_n if k == n), next(f[3] for k, f in by_n if k == n)
+            count, machine = sum(1 for k, _ in by_n if k == n), next(f.machine for k, f in by_n if k == n)
             return (
                 medians[n] * (target / n) ** power,
                 f"{count} run(s) at {spec.n_key}={n} on {machine}, scaled to {target} as N^{power:.2g}"
                 + (f" (the power from the runs at {spec.n_key}={second})" if second is not None else ""),
+                [f for _, f in by_n],
             )
         elsewhere = [
-            f for (model_id, *_), runs in self.walls.items() if model_id == job.model_id for f in runs if f[2] == sizes
+            f
+            for (model_id, *_), runs in self.walls.items()
+            if model_id == job.model_id
+            for f in runs
+            if f.sizes == sizes
         ]
         if elsewhere:
             return (
-                statistics.median(f[1] for f in elsewhere),
+                statistics.median(map(wall, elsewhere)),
                 f"median of {len(elsewhere)} run(s) of this model and size on other devices or settings",
+                elsewhere,
             )
-        return GUESS_S, "no earlier run: a guess"
+        return GUESS_S, "no earlier run: a guess", []
 
     def measurement(self, backend: str, device: str, chains: int) -> tuple[float, str]:
         walls = self.rwmh.get((backend, device, chains))

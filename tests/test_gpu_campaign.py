@@ -69,6 +69,12 @@ def test_estimates_come_from_the_same_setup_else_say_how_they_were_made(history)
     ]
     assert Estimator(history + on_gpu_box)(Job(EIGHT, "stan", TINY))[0] == 999.0
 
+    # Runs of 500 + 1,000 iterations a chain estimate one of 500 + 2,000 in proportion, and say so (issue 39: the
+    # softmax regression's 2,000 draws were estimated from its runs of 1,000 as they were).
+    seconds, basis = estimate(Job(EIGHT, "stan", with_fields(TINY, draws=2000)))
+    assert seconds == pytest.approx(statistics.median(r.wall_s for r in stan) * 2500 / 1500)
+    assert basis.endswith(", scaled to 2,500 iterations a chain")
+
 
 class Constant:
     """Every run takes ``seconds`` except where ``long`` (engine, N) says otherwise."""
