@@ -129,6 +129,11 @@ class ModelSpec:
     # rare divergent runs that an expert of each tool would answer by raising it (the S&P 500 volatility). Part of
     # the run's settings (``RunConfig.for_model``), so of its config hash. None: the runs' own.
     target_accept: float | None = None
+    # The radius of the chains' uniform start on the unconstrained scale, on every engine alike, where the tools'
+    # default 2 starts chains where the posterior cannot be reached from (an ODE's rates e^2 times too large: the
+    # solver fails and every proposal is rejected), as Stan's user's guide advises for ODE models (smaller inits).
+    # Part of the run's settings (``RunConfig.for_model``), so of its config hash. None: the tools' default, 2.
+    init_radius: float | None = None
     # The fewest draws per chain this posterior's runs take at a size (size preset -> draws), where the runs' 1000
     # leave the largest R-hat over thousands of parameters above the gate's 1.01 by chance on a converged run:
     # the advice for R-hat above 1.01 is to run longer (Vehtari et al. 2021), on every engine alike. Part of the

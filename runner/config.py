@@ -28,6 +28,9 @@ class RunConfig:
     seed: int = 1
     target_accept: float = 0.8
     max_treedepth: int = 10
+    # Chains start uniformly in (-init_radius, init_radius) on the unconstrained scale (Stan's init_radius, NumPyro's
+    # init_to_uniform radius; 2 is both tools' default).
+    init_radius: float = 2.0
     # Size entries that override the preset's (the data-size study), e.g. (("N", 30000),).
     resize: tuple[tuple[str, int], ...] = ()
 
@@ -47,16 +50,20 @@ class RunConfig:
         return [chain // (self.chains // self.superchains) for chain in range(self.chains)]
 
     def for_model(self, spec) -> RunConfig:
-        """These settings for runs of ``spec`` (a ModelSpec): with its own target acceptance where it declares one,
-        and at least the draws it declares for this size."""
+        """These settings for runs of ``spec`` (a ModelSpec): with its own target acceptance and initial radius
+        where it declares them, and at least the draws it declares for this size."""
         config = replace(self, target_accept=spec.target_accept) if spec.target_accept else self
+        config = replace(config, init_radius=spec.init_radius) if spec.init_radius else config
         return replace(config, draws=max(config.draws, spec.min_draws.get(config.size, 0)))
 
     def as_dict(self) -> dict:
-        """The settings; ``resize`` only when used, so hashes of preset-size runs stay what they were."""
+        """The settings; ``resize`` and ``init_radius`` only when not their defaults, so hashes of runs made before
+        they were settings stay what they were."""
         settings = asdict(self)
         if not self.resize:
             del settings["resize"]
+        if self.init_radius == RunConfig.init_radius:
+            del settings["init_radius"]
         return settings
 
     def hash(self) -> str:

@@ -122,6 +122,38 @@ def test_a_model_declaring_more_draws_at_a_size_takes_them_there_on_every_engine
     assert len({job.config.hash() for job in jobs if job.model_id == softmax}) == 1  # the engines stay paired
 
 
+def test_a_model_declaring_its_initial_radius_starts_every_engines_chains_there_and_others_keep_their_hashes():
+    ode, eight = "hudson_lynx_hare-lotka_volterra", "eight_schools-eight_schools_noncentered"
+    jobs = _plan(ode, "--engines", "stan", "numpyro", "blackjax_nuts")
+    radius = {(job.model_id, job.engine): job.config.init_radius for job in jobs}
+    assert {r for (model_id, _), r in radius.items() if model_id == ode} == {0.5}
+    assert {r for (model_id, _), r in radius.items() if model_id == eight} == {2.0}
+    eight_config = next(job.config for job in jobs if job.model_id == eight)
+    assert "init_radius" not in eight_config.as_dict()  # the default: hashes of earlier runs stay what they were
+    assert len({job.config.hash() for job in jobs if job.model_id == ode}) == 1  # the engines stay paired
+
+
+def test_the_engines_start_their_chains_within_the_runs_initial_radius(monkeypatch):
+    import httpstan.services.arguments as stan_arguments
+    import jax
+
+    from stanjax import jax_models
+    from stanjax.runner.config import RunConfig
+    from stanjax.runner.engines.jax_setup import initial_points
+    from stanjax.runner.engines.stan_bundled import nuts_arguments
+
+    spec = models.get("eight_schools-eight_schools_noncentered")
+    data = spec.data("tiny", seed=1)
+    for radius in (0.1, 2.0):
+        config = RunConfig(size="tiny", chains=8, init_radius=radius)
+        points, *_ = initial_points(jax, jax_models.load(spec.model_name), data, config, jax.random.PRNGKey(0))
+        values = np.concatenate([np.ravel(v) for v in jax.tree.leaves(points)])
+        assert np.all(np.abs(values) <= radius) and np.max(np.abs(values)) > radius / 2
+    # Stan's: the wrapper's arguments as httpstan reads them from a compiled module (init_radius among them)
+    monkeypatch.setattr(stan_arguments, "function_arguments", lambda function, module: ["init_radius", "num_thin"])
+    assert nuts_arguments(None, data, RunConfig(init_radius=0.1), seed=1)["init_radius"] == 0.1
+
+
 def test_device_policy_on_the_cpu():
     jobs = {job.engine: job.placement for job in _plan("--engines", "stan", "numpyro", "blackjax_nuts")}
     assert (jobs["stan"].device, jobs["stan"].precision) == ("cpu", "float64")

@@ -111,6 +111,7 @@ def test_the_repositorys_posteriordb_models_name_their_source_and_truth():
         "sblrc-blr",
         "gp_pois_regr-gp_pois_regr",
         "hmm_example-hmm_example",
+        "hudson_lynx_hare-lotka_volterra",
     }
     listed = (models.MODELS_DIR / "posteriordb" / "SOURCE.md").read_text()
     for spec in carried:

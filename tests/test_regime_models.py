@@ -1,5 +1,5 @@
-"""The regimes issue 46 adds (a hidden Markov model): sizes, posteriordb's data and reference where they apply, and
-both engines' means against posteriordb's reference posterior at default size."""
+"""The regimes issue 46 adds (an ODE, a hidden Markov model): their sizes, posteriordb's data and reference where they
+apply, and both engines' means against posteriordb's reference posterior at default size."""
 
 import numpy as np
 import pytest
@@ -9,11 +9,11 @@ from stanjax import models
 from stanjax.models import SizeError
 from stanjax.runner import references
 
-HMM = "hmm_example-hmm_example"
+HMM, LOTKA_VOLTERRA = "hmm_example-hmm_example", "hudson_lynx_hare-lotka_volterra"
 LIMIT_SD = 0.1  # the issue's: every mean within 0.1 posterior sd of posteriordb's
 
 
-@pytest.mark.parametrize("model_id", [HMM])
+@pytest.mark.parametrize("model_id", [HMM, LOTKA_VOLTERRA])
 def test_posteriordbs_data_and_reference_hold_at_default_and_data_of_the_model_elsewhere(model_id):
     spec = models.get(model_id)
     published = spec.data("default", seed=1)
@@ -33,6 +33,14 @@ def test_posteriordbs_data_and_reference_hold_at_default_and_data_of_the_model_e
         spec.generate(1, N=spec.sizes["default"]["N"] + 1, posteriordb_data=1)
 
 
+def test_the_ode_models_tolerances_are_data_published_at_default_and_tight_where_the_density_test_runs():
+    spec = models.get(LOTKA_VOLTERRA)
+    default, tiny = spec.data("default", 1), spec.data("tiny", 1)
+    assert (default["rel_tol"], default["abs_tol"], default["max_num_steps"]) == (1e-5, 1e-3, 500)
+    assert tiny["rel_tol"] == tiny["abs_tol"] == 1e-10
+    assert default["y"].shape == (20, 2) and default["y_init"].tolist() == [30.0, 4.0]  # the 1900 pelts
+
+
 def test_the_hmm_draws_its_series_from_the_two_state_chain_it_fits():
     """A long series has the chain's stationary share in each state's neighbourhood and its locations as means."""
     spec = models.get(HMM)
@@ -46,7 +54,7 @@ def test_the_hmm_draws_its_series_from_the_two_state_chain_it_fits():
 
 @pytest.mark.slow
 @pytest.mark.stan
-@pytest.mark.parametrize("model_id", [HMM])
+@pytest.mark.parametrize("model_id", [HMM, LOTKA_VOLTERRA])
 @pytest.mark.parametrize("engine", ["stan", "numpyro"])
 def test_both_engines_find_posteriordbs_means_at_default_size(model_id, engine, tmp_path):
     """One run of 4 x 1000 draws (MCSE ~0.03 sd) on posteriordb's data: valid, and every mean within 0.1 of

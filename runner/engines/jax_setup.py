@@ -118,14 +118,19 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
 
 
 def initial_points(jax, model, data: dict, config: RunConfig, rng_key):
-    """NumPyro's unconstrained initial points (uniform(-2, 2), as Stan's) for every chain, with the model's
-    potential and constraining functions. The chains of a superchain (``config.superchain_ids``) share one point,
+    """NumPyro's unconstrained initial points (uniform within ``config.init_radius``, as Stan's) for every chain,
+    with the model's potential and constraining functions. The chains of a superchain (``config.superchain_ids``) share one point,
     as nested R-hat requires; without superchains each chain draws its own."""
+    from numpyro.infer import init_to_uniform
     from numpyro.infer.util import initialize_model
 
     ids = config.superchain_ids()
     init, potential_fn, postprocess_fn, _ = initialize_model(
-        jax.random.split(rng_key, config.superchains or config.chains), model, model_kwargs=data, dynamic_args=False
+        jax.random.split(rng_key, config.superchains or config.chains),
+        model,
+        init_strategy=init_to_uniform(radius=config.init_radius),
+        model_kwargs=data,
+        dynamic_args=False,
     )
     points = init.z if ids is None else jax.tree.map(lambda starts: starts[jax.numpy.asarray(ids)], init.z)
     return points, potential_fn, postprocess_fn

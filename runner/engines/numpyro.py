@@ -34,10 +34,15 @@ class NumPyroEngine:
         self, handle, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()
     ) -> SampleResult:
         jax = start_jax(placement, config.chains)
-        from numpyro.infer import MCMC, NUTS
+        from numpyro.infer import MCMC, NUTS, init_to_uniform
 
         clock = CompileClock()
-        kernel = NUTS(handle["model"], target_accept_prob=config.target_accept, max_tree_depth=config.max_treedepth)
+        kernel = NUTS(
+            handle["model"],
+            target_accept_prob=config.target_accept,
+            max_tree_depth=config.max_treedepth,
+            init_strategy=init_to_uniform(radius=config.init_radius),
+        )
         mcmc = MCMC(
             kernel,
             num_warmup=config.warmup,

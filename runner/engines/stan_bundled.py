@@ -211,6 +211,7 @@ def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
         "num_warmup": config.warmup,
         "num_samples": config.draws,
         "delta": config.target_accept,
+        "init_radius": config.init_radius,
         "max_depth": config.max_treedepth,
     }
     names = stan_arguments.function_arguments(HttpstanBackend.FUNCTION, module)

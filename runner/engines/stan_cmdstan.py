@@ -120,6 +120,7 @@ class CmdStanBackend:
                 iter_sampling=config.draws,
                 seed=seed,
                 adapt_delta=config.target_accept,
+                inits=config.init_radius,  # a number: chains start uniformly within this radius
                 max_treedepth=config.max_treedepth,
                 **({"threads_per_chain": threads} if threads > 1 else {}),
                 output_dir=output_dir,
