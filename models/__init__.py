@@ -125,6 +125,11 @@ class ModelSpec:
     # names), summarised and gated like the parameters: a target's own quantities where the model samples another,
     # better-conditioned parameterisation of them. The density check compares the parameters alone.
     quantities: tuple[Parameter, ...] = ()
+    # True where only the quantities can be judged: a posterior with symmetries no sampler mixes over (a neural
+    # network's hidden units swap and flip), whose quantities every copy of a mode shares. The gates (R-hat, ESS,
+    # finite, reference), the run's ESS and a reference then take the quantities alone; the parameters' largest
+    # R-hat is recorded beside the R-hat gate, not gated.
+    judged_by_quantities: bool = False
     # NUTS's target acceptance (Stan's adapt_delta) for this posterior on every engine, where the runs' 0.8 leaves
     # rare divergent runs that an expert of each tool would answer by raising it (the S&P 500 volatility). Part of
     # the run's settings (``RunConfig.for_model``), so of its config hash. None: the runs' own.
@@ -145,8 +150,14 @@ class ModelSpec:
 
     @property
     def summarised(self) -> tuple[Parameter, ...]:
-        """What every run summarises and the gates judge: the parameters, then the quantities."""
+        """What every run draws and checks the shapes of: the parameters, then the quantities."""
         return self.parameters + self.quantities
+
+    @property
+    def judged(self) -> tuple[Parameter, ...]:
+        """What the gates judge and the records summarise: the quantities alone where ``judged_by_quantities``,
+        else the parameters and the quantities."""
+        return self.quantities if self.judged_by_quantities else self.summarised
 
     @property
     def data_name(self) -> str:

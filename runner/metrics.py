@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import re
 import sys
 import warnings
 
@@ -40,6 +42,25 @@ def _flat(dataset) -> dict[str, float]:
         for index in np.ndindex(values.shape):
             out[f"{name}[{','.join(str(i + 1) for i in index)}]"] = float(values[index])
     return out
+
+
+def max_rhat(draws: dict[str, np.ndarray], names: list[str]) -> float:
+    """The largest rank-normalised split R-hat over the scalars of ``names`` (NaN where any is NaN)."""
+    posterior = from_dict({"posterior": {name: draws[name] for name in names}})
+    return float(np.max(list(_flat(az.rhat(posterior).ds).values())))
+
+
+HELD_OUT_LIKELIHOOD = "lik_test"  # a model judged by its predictions: each held-out point's likelihood a draw
+
+
+def held_out_lpd(posterior_mean: dict[str, float], posterior_mcse: dict[str, float]) -> tuple[float, float]:
+    """The held-out log predictive density sum_j log E[lik_test[j]] from a run's posterior means of the held-out
+    likelihoods, and its MCSE by the delta method from their MCSEs (the points' errors taken as independent)."""
+    points = [name for name in posterior_mean if re.fullmatch(rf"{HELD_OUT_LIKELIHOOD}\[\d+\]", name)]
+    if not points:
+        raise ValueError(f"no {HELD_OUT_LIKELIHOOD}[j] in the record's summaries")
+    lpd = sum(math.log(posterior_mean[name]) for name in points)
+    return lpd, math.sqrt(sum((posterior_mcse[name] / posterior_mean[name]) ** 2 for name in points))
 
 
 QUANTILES = (0.05, 0.5, 0.95)

@@ -102,7 +102,7 @@ def generate(
     data = spec.data(config.size, config.data_seed())
     engine = get_engine(engine_name)
     placement = entry(engine_name).placement("cpu", x64=True)
-    names = [p.name for p in spec.summarised]
+    names = [p.name for p in spec.judged]
     start = time.perf_counter()
     handle = engine.compile(spec, placement)
     batches, seeds, step_sizes, divergences, info = [], [], [], 0, {}

@@ -156,6 +156,17 @@ def rhat_gate(metrics: RunMetrics, chains: int) -> dict:
     }
 
 
+def not_gated(parameters_max_rhat: float) -> dict:
+    """Beside the R-hat gate of a model judged by its quantities (``ModelSpec.judged_by_quantities``): the
+    parameters' largest R-hat, recorded and not gated, and why."""
+    return {
+        "max_rhat": parameters_max_rhat,
+        "gated": False,
+        "why": "the parameters have symmetric copies of every mode that no sampler mixes over; the gates judge the "
+        "quantities, which every copy shares",
+    }
+
+
 def evaluate(metrics: RunMetrics, chains: int, draws: int, reference: dict | None, why: str) -> dict:
     """The record's ``valid``, ``failed_gates`` and per-gate details (each with its threshold) for a completed run
     of ``chains`` chains of ``draws`` draws. A NaN or inf diagnostic fails its gate (every comparison with NaN is

@@ -29,7 +29,7 @@ from stanjax import models
 from stanjax.runner import diagnose, energy, references, validity
 from stanjax.runner.config import Job
 from stanjax.runner.engines import get_engine
-from stanjax.runner.metrics import summarise
+from stanjax.runner.metrics import max_rhat, summarise
 
 
 def _planted_fault(engine: str) -> None:
@@ -81,12 +81,16 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
     timings = result.timings
     # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
     superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
-    metrics = summarise(result, [p.name for p in spec.summarised], superchain_ids)
+    metrics = summarise(result, [p.name for p in spec.judged], superchain_ids)
     data_hash = models.data_hash(data)
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
     gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)
+    if spec.judged_by_quantities:
+        gates["gates"]["rhat"]["parameters_not_gated"] = validity.not_gated(
+            max_rhat(result.draws, [p.name for p in spec.parameters])
+        )
     if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
-        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.summarised}, result.stats.step_size)
+        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.judged}, result.stats.step_size)
         gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
     return {
         "data_hash": data_hash,

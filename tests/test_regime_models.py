@@ -1,5 +1,6 @@
-"""The regimes issue 46 adds (an ODE, a hidden Markov model): their sizes, posteriordb's data and reference where they
-apply, and both engines' means against posteriordb's reference posterior at default size."""
+"""The regimes issue 46 adds (an ODE, a hidden Markov model, a Bayesian neural network): their sizes, posteriordb's
+data and reference where they apply, both engines' means against posteriordb's reference posterior at default size,
+and a network judged by its held-out predictions."""
 
 import numpy as np
 import pytest
@@ -8,8 +9,10 @@ import stanjax as sj
 from stanjax import models
 from stanjax.models import SizeError
 from stanjax.runner import references
+from stanjax.runner.metrics import held_out_lpd
 
 HMM, LOTKA_VOLTERRA = "hmm_example-hmm_example", "hudson_lynx_hare-lotka_volterra"
+BNN = "curve_synth-bayesian_neural_network"
 LIMIT_SD = 0.1  # the issue's: every mean within 0.1 posterior sd of posteriordb's
 
 
@@ -50,6 +53,46 @@ def test_the_hmm_draws_its_series_from_the_two_state_chain_it_fits():
     assert abs(high.mean() - stationary_high) < 0.05
     assert abs(y[high].mean() - 8.8) < 0.1 and abs(y[~high].mean() - 3.0) < 0.15
     assert np.mean(high[1:] == high[:-1]) > 0.85  # the states persist
+
+
+def test_the_networks_held_out_points_lie_between_its_training_inputs_on_the_same_curve():
+    data = models.get(BNN).data("default", seed=1)
+    X, X_test = data["X"], data["X_test"]
+    assert X.shape == (200, 3) and X_test.shape == (25, 3) and data["H"] == 20
+    for inputs in (X, X_test):  # the powers 1, x, x^2 of one input
+        assert np.all(inputs[:, 0] == 1.0) and np.allclose(inputs[:, 2], inputs[:, 1] ** 2)
+    x, x_test = X[:, 1], X_test[:, 1]
+    assert x.min() < x_test.min() and x_test.max() < x.max() and not np.isin(x_test, x).any()
+    assert abs(data["y"].mean()) < 1e-12 and abs(data["y"].std() - 1.0) < 1e-12
+    # held out from the same noisy curve, on the training observations' scale (noise sd ~0.1 there)
+    assert np.max(np.abs(data["y_test"] - np.interp(x_test, x, data["y"]))) < 0.6
+
+
+def test_the_held_out_lpd_sums_the_logs_of_the_mean_likelihoods_with_their_delta_method_error():
+    means = {"lik_test[1]": 0.5, "lik_test[2]": 0.25, "mu_test[1]": 3.0}
+    mcses = {"lik_test[1]": 0.01, "lik_test[2]": 0.005, "mu_test[1]": 0.1}
+    lpd, mcse = held_out_lpd(means, mcses)
+    assert lpd == pytest.approx(np.log(0.5) + np.log(0.25))
+    assert mcse == pytest.approx(np.hypot(0.01 / 0.5, 0.005 / 0.25))  # the relative errors, mu_test's left out
+    with pytest.raises(ValueError, match="lik_test"):
+        held_out_lpd({"mu_test[1]": 3.0}, {"mu_test[1]": 0.1})
+
+
+@pytest.mark.slow
+def test_the_network_is_judged_by_its_held_out_predictions_and_its_weights_r_hat_only_recorded(tmp_path):
+    """Its weights swap and flip between copies of every mode: the run's summaries and gates are of the held-out
+    quantities alone, the weights' largest R-hat beside the R-hat gate, not gated."""
+    spec = models.get(BNN)
+    run = sj.sample(BNN, engine="numpyro", size="tiny", chains=2, warmup=200, draws=200, out=tmp_path)
+    record = run.record
+    n_test = spec.data("tiny", seed=1)["N_test"]
+    judged = {f"{name}[{j + 1}]" for name in ("mu_test", "lik_test") for j in range(n_test)}
+    assert set(record.metrics.posterior_mean) == judged and record.metrics.n_parameters == 2 * n_test
+    not_gated = record.gates["rhat"]["parameters_not_gated"]
+    assert not_gated["gated"] is False and not_gated["max_rhat"] >= 1.0
+    assert record.gates["rhat"]["max_rhat"] == record.metrics.max_rhat  # the gate's R-hat: the quantities'
+    lpd, mcse = held_out_lpd(record.metrics.posterior_mean, record.metrics.posterior_mcse)
+    assert np.isfinite(lpd) and 0 < mcse < 1
 
 
 @pytest.mark.slow

@@ -343,4 +343,4 @@ def test_committed_references_are_generated_and_converged(path):
     spec = models.get(header["model_id"])
     data = spec.data(header["size"], header["data_seed"])
     assert models.data_hash(data) == header["data_hash"]
-    assert len(ref["parameters"]) == sum(int(np.prod(p.resolve_shape(data))) for p in spec.summarised)
+    assert len(ref["parameters"]) == sum(int(np.prod(p.resolve_shape(data))) for p in spec.judged)

@@ -1,0 +1,79 @@
+"""A Bayesian neural network on NumPyro's own toy regression (examples/bnn.py): two tanh hidden layers of H
+units, standard normal weights, a noisy curve in one input seen through its powers 1, x and x^2. The regime people
+leave Stan for (Semenova, seed 001): many weights, a dense network per gradient, a posterior with symmetries.
+
+Why the gates judge predictions, not weights: swapping two hidden units, or flipping the signs of a unit's weights
+in and out, leaves the network's function unchanged, so the posterior has H! 2^H copies of every mode per layer
+and no sampler mixes over them; the weights' R-hat means nothing and has no reference. What the posterior says
+about data does: the network's output at held-out inputs (``mu_test``) and the held-out observations'
+likelihood (``lik_test``; its posterior mean at each point is the posterior predictive density, whose logs sum to
+the held-out log predictive density). These quantities are the same in every copy of a mode, so chains in
+different copies agree on them; the gates (R-hat, ESS, reference) judge them alone, and the weights' largest R-hat
+is recorded, not gated (``judged_by_quantities``). Chains that settle in modes that are not copies (functions that
+differ) still disagree on them, and the run fails, as it should.
+
+The held-out inputs lie between the training inputs (midpoints of the grid), inside the data's range, where the
+data decide the function; NumPyro's example plots out to |x| = 1.3, where the prior does.
+"""
+
+import numpy as np
+
+from stanjax.models import ModelSpec, Parameter, SizeError
+
+POWERS = 3  # the inputs: 1, x, x^2 (the constant column stands for the first layer's bias)
+SIGMA_OBS = 0.05  # the curve's noise before standardising, as NumPyro's example draws it
+N_TEST = 25
+
+
+def curve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.power(x[:, None], np.arange(POWERS)) @ w + 0.5 * np.power(0.5 + x, 2.0) * np.sin(4.0 * x)
+
+
+def generate(seed: int, N: int, H: int) -> dict:
+    """N observations of the curve at evenly spaced x in [-1, 1] and N_TEST held out at points between them, y
+    standardised by the training observations' mean and sd; H hidden units per layer."""
+    if N < 2 or H < 1:
+        raise SizeError(f"curve_synth needs N >= 2 observations and H >= 1 hidden units, got N={N}, H={H}")
+    rng = np.random.default_rng(seed)
+    w = 0.5 * rng.normal(size=POWERS)
+    x = np.linspace(-1.0, 1.0, N)
+    x_test = np.linspace(-1.0, 1.0, 2 * N_TEST + 1)[1::2]  # midpoints of a grid of N_TEST cells
+    y = curve(x, w) + SIGMA_OBS * rng.normal(size=N)
+    y_test = curve(x_test, w) + SIGMA_OBS * rng.normal(size=N_TEST)
+    centre, scale = y.mean(), y.std()
+    return {
+        "N": N,
+        "D": POWERS,
+        "H": H,
+        "X": np.power(x[:, None], np.arange(POWERS)),
+        "y": (y - centre) / scale,
+        "N_test": N_TEST,
+        "X_test": np.power(x_test[:, None], np.arange(POWERS)),
+        "y_test": (y_test - centre) / scale,
+    }
+
+
+SPEC = ModelSpec(
+    id="curve_synth-bayesian_neural_network",
+    title="Bayesian neural network",
+    description="NumPyro's Bayesian neural network example: two tanh layers of H units, N(0, 1) weights, "
+    "judged by its predictions at 25 held-out points.",
+    regime="dense network: two N x H x H matrix products per gradient, a posterior of symmetric modes",
+    # weights: D H + H^2 + H (tiny 21, small 140, default 480, large 2,700)
+    parameters=(
+        Parameter("w1", ("D", "H")),
+        Parameter("w2", ("H", "H")),
+        Parameter("w3", ("H",)),
+        Parameter("prec_obs"),
+    ),
+    quantities=(Parameter("mu_test", ("N_test",)), Parameter("lik_test", ("N_test",))),
+    judged_by_quantities=True,
+    sizes={
+        "tiny": {"N": 20, "H": 3},
+        "small": {"N": 100, "H": 10},
+        "default": {"N": 200, "H": 20},
+        "large": {"N": 1_000, "H": 50},
+    },
+    generate=generate,
+    n_key="N",
+)
