@@ -119,8 +119,8 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
 
 def initial_points(jax, model, data: dict, config: RunConfig, rng_key):
     """NumPyro's unconstrained initial points (uniform within ``config.init_radius``, as Stan's) for every chain,
-    with the model's potential and constraining functions. The chains of a superchain (``config.superchain_ids``) share one point,
-    as nested R-hat requires; without superchains each chain draws its own."""
+    with the model's potential and constraining functions. The chains of a superchain (``config.superchain_ids``)
+    share one point, as nested R-hat requires; without superchains each chain draws its own."""
     from numpyro.infer import init_to_uniform
     from numpyro.infer.util import initialize_model
 
