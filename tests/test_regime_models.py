@@ -58,7 +58,7 @@ def test_the_hmm_draws_its_series_from_the_two_state_chain_it_fits():
 def test_the_networks_held_out_points_lie_between_its_training_inputs_on_the_same_curve():
     data = models.get(BNN).data("default", seed=1)
     X, X_test = data["X"], data["X_test"]
-    assert X.shape == (200, 3) and X_test.shape == (25, 3) and data["H"] == 20
+    assert X.shape == (200, 3) and X_test.shape == (25, 3) and data["H"] == 15
     for inputs in (X, X_test):  # the powers 1, x, x^2 of one input
         assert np.all(inputs[:, 0] == 1.0) and np.allclose(inputs[:, 2], inputs[:, 1] ** 2)
     x, x_test = X[:, 1], X_test[:, 1]
