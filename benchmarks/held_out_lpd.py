@@ -37,16 +37,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if not models.get(r.model_id).judged_by_quantities:
             continue
-        runs[(r.model_id, r.size, r.engine)].append(held_out_lpd(r.metrics.posterior_mean, r.metrics.posterior_mcse))
+        # the data a run saw, not only its preset's name: a preset whose sizes changed is another posterior
+        size = " ".join([r.size, *(f"{name}={value}" for name, value in sorted((r.sizes or {}).items()))])
+        runs[(r.model_id, size, r.engine)].append(held_out_lpd(r.metrics.posterior_mean, r.metrics.posterior_mcse))
     failed = False
-    print(f"{'model':40} {'size':8} {'engine':8} {'runs':>4} {'lpd':>10} {'MCSE':>7} {'runs sd':>8}")
+    print(f"{'model':40} {'size':18} {'engine':8} {'runs':>4} {'lpd':>10} {'MCSE':>7} {'runs sd':>8}")
     medians = defaultdict(dict)
     for (model_id, size, engine), values in sorted(runs.items()):
         lpd = statistics.median(v for v, _ in values)
         mcse = statistics.median(e for _, e in values)
         medians[(model_id, size)][engine] = (lpd, mcse)
         spread = statistics.stdev(v for v, _ in values) if len(values) > 1 else float("nan")
-        print(f"{model_id:40} {size:8} {engine:8} {len(values):>4} {lpd:>10.3f} {mcse:>7.3f} {spread:>8.3f}")
+        print(f"{model_id:40} {size:18} {engine:8} {len(values):>4} {lpd:>10.3f} {mcse:>7.3f} {spread:>8.3f}")
     for (model_id, size), by_engine in sorted(medians.items()):
         engines = sorted(by_engine)
         for i, a in enumerate(engines):

@@ -111,7 +111,8 @@ class ModelSpec:
     # quote. None: no such axis.
     n_key: str | None = None
     # The scaling studies this model takes part in ("data-size", "chains", "devices"), and the seed claims its
-    # runs speak to ("tran_hoffman", "ingram", "carpenter"; see reports/claims.py and reports/study_claims.py).
+    # runs speak to ("tran_hoffman", "ingram", "carpenter"; see reports/claims.py, reports/study_claims.py and
+    # reports/approximations.py).
     studies: tuple[str, ...] = ()
     claims: tuple[str, ...] = ()
     # Devices study: the data entries split by rows over the devices, and the sizes per study scale (rows a

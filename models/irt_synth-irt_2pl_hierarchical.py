@@ -51,5 +51,4 @@ SPEC = ModelSpec(
         "large": {"I": 100, "J": 10_000},
     },
     generate=generate,
-    claims=("carpenter",),
 )

@@ -17,7 +17,18 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from stanjax.reports import answer, claim_verdicts, claims, figures, glossary, headline, numbers, regimes, stats
+from stanjax.reports import (
+    answer,
+    approximations,
+    claim_verdicts,
+    claims,
+    figures,
+    glossary,
+    headline,
+    numbers,
+    regimes,
+    stats,
+)
 from stanjax.reports.model_pages import model_page, model_sections
 from stanjax.reports.runs_table import summarise, tidy
 from stanjax.reports.study_figures import rwmh_label, study_figures
@@ -174,13 +185,15 @@ def build(
         raise records.RecordsError(f"no records in {results}")
     entries = superseded.load()
     runs = tidy(all_records, entries)
-    campaign = runs[runs.study == ""]
-    answerable = runs[headline.answerable(runs)]
-    summary = summarise(runs)
-    comparisons = headline.comparisons(runs)
+    samplers = runs[~runs.approximate]  # ESS pairings, claims and regimes compare samplers only
+    campaign = samplers[samplers.study == ""]
+    answerable = samplers[headline.answerable(samplers)]
+    summary = summarise(samplers)
+    comparisons = headline.comparisons(samplers)
     regime_maps = regimes.maps(campaign, comparisons)
     overview = answer.overview(campaign, regime_maps)
-    claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements)
+    points = approximations.accuracy_points(runs, all_records)
+    claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements, points)
     provenance = provenance_rows(all_records)
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
     colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
@@ -239,8 +252,8 @@ def build(
         environment(markdown=True).get_template("summary.md").render(**context), encoding="utf-8"
     )
     html = environment(markdown=False)
-    sections = model_sections(all_records, runs, summary)
-    studies = study_figures(runs, measurements, colours)
+    sections = model_sections(all_records, samplers, summary)
+    studies = study_figures(samplers, measurements, colours)
     index = out_dir / "index.html"
     index.write_text(
         html.get_template("report.html").render(
@@ -250,6 +263,7 @@ def build(
                 "stan_side": [{**c, "forest": figures.forest_svg(c)} for c in stan_side],
             },
             answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
+            approximations=approximations.figures(points, colours),
             models=sections,
             has_studies=bool(studies),
             nightly=nightly,
@@ -257,7 +271,7 @@ def build(
         ),
         encoding="utf-8",
     )
-    bars = figures.ess_bars(runs)
+    bars = figures.ess_bars(samplers)
     (out_dir / "figures.html").write_text(
         html.get_template("figures.html").render(
             bars=[

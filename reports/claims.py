@@ -1,7 +1,8 @@
 """The published claims this suite exists to test, each judged as its authors made it: one row each, with what the
 records measured and a verdict (``reports.verdicts``). Here the claims read from campaigns' paired blocks
-(Maskell's ratios, Tran & Hoffman's leapfrog step) and Carpenter's IRT-2PL, and the table in the order of the
-project's brief; the claims read from the scaling studies are in ``reports.study_claims``.
+(Maskell's ratios, Tran & Hoffman's leapfrog step), and the table in the order of the project's brief; the claims
+read from the scaling studies are in ``reports.study_claims``, Carpenter's (flows against NUTS) in
+``reports.approximations``.
 
 Ratio claims are judged per model and per regime; a mean over models is secondary and names its models. Only runs
 an answer may use reach this module (clean, not superseded: ``headline.answerable``).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stanjax.reports.approximations import carpenter_row
 from stanjax.reports.claim_verdicts import (
     DEPENDS,
     NOT_MEASURED,
@@ -206,55 +208,15 @@ def tran_hoffman_row(runs: pd.DataFrame) -> dict:
     return {**row, "measured": measured, "verdict": f"{NOT_MEASURED} ({reason})"}
 
 
-def irt_side(name: str, runs: pd.DataFrame) -> str:
-    ok = runs[runs.valid]
-    text = f"{name} {count(len(ok))} of {count(len(runs))} runs valid"
-    if ok.empty:
-        gates = sorted({g for g in runs.failed_gates for g in g.split(", ") if g})
-        return text + (f" (failed: {', '.join(gates)})" if gates else "")
-    return (
-        f"{text}: min bulk ESS {number(ok.min_ess_bulk.median())}, {count(ok.divergences.sum())} divergences, "
-        f"{number(ok.user_s.median())} s for warmup and sampling (medians over valid runs)"
-    )
-
-
-def irt_row(runs: pd.DataFrame) -> dict:
-    """Carpenter's claim is about flows where NUTS fails (a centred IRT-2PL's funnels), which this suite does not
-    run yet: "not measured here", whatever the records hold. What they hold beside it: whether NUTS fits the
-    ~1000-parameter model on each side (a valid run: R-hat, divergences, reference), with what ESS and in what time;
-    its items are each answered by every student, so its centred difficulties form no funnel."""
-    row = {
-        "id": "carpenter",
-        "source": "Carpenter",
-        "claim": "realNVP normalising flows with importance resampling, in JAX, fit a centred hierarchical "
-        "IRT-2PL with ~1000 parameters that Stan's NUTS cannot fit well (funnels)",
-        "hardware": "not stated",
-        "differs": "this suite has no flow-based fit, and in its IRT-2PL every item is answered by every "
-        "student, so its centred difficulties are pinned down by their data and form no funnel: "
-        "the records only say whether NUTS fits that posterior on each side. What would measure the "
-        "claim: a centred IRT-2PL with funnels (few answers per item), NUTS on it on both sides, and "
-        "a realNVP + importance-resampling fit (flowjax) checked against the same reference",
-        "verdict": f"{NOT_MEASURED} (no flow-based fit and no funnel-shaped IRT-2PL in the suite yet)",
-    }
-    irt = runs[(runs.model_id == claim_model("carpenter")) & runs.n_parameters.notna()]
-    if irt.empty:
-        return {**row, "measured": "no completed IRT-2PL run in these records"}
-    largest = irt[irt.n_parameters == irt.n_parameters.max()]
-    stan = largest[(largest.family == STAN) & ~largest.retired]
-    jax = largest[largest.family == JAX]
-    sides = [irt_side(label, group) for label, group in pd.concat([stan, jax]).groupby("label", sort=True)]
-    return {
-        **row,
-        "measured": f"NUTS on the IRT-2PL, {int(largest.n_parameters.iloc[0]):,} "
-        f"parameters at size {', '.join(sorted(set(largest['size'])))}: "
-        + ("; ".join(sides) if sides else "no Stan-CPU or JAX run at that size"),
-    }
-
-
 def claim_rows(
-    runs: pd.DataFrame, comparisons: list[dict], regime_maps: list[dict], measurements: list[dict]
+    runs: pd.DataFrame,
+    comparisons: list[dict],
+    regime_maps: list[dict],
+    measurements: list[dict],
+    accuracy_points: pd.DataFrame,
 ) -> list[dict]:
-    """Every seed claim, in the order of the project's brief."""
+    """Every seed claim, in the order of the project's brief (Carpenter's from the approximations' accuracy
+    points: ``reports.approximations``)."""
     campaign = runs[runs.study == ""]
     basis = maskell_basis(campaign, comparisons)
     rows = [maskell_row(basis, comparisons, *spec) for spec in MASKELL]
@@ -263,6 +225,6 @@ def claim_rows(
         ingram_row(runs, regime_maps),
         rlouf_row(measurements),
         devices_row(measurements),
-        irt_row(runs),
+        carpenter_row(accuracy_points),
     ]
     return [{**row, "kind": verdict_class(row["verdict"])} for row in rows]

@@ -39,6 +39,7 @@ def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | N
                 "family": family(r.engine) or "",
                 "front_end": r.front_end,
                 "retired": r.engine in ENGINES and r.front_end in ENGINES[r.engine].retired,
+                "approximate": r.engine in ENGINES and ENGINES[r.engine].approximate,
                 "device": r.device,
                 "precision": r.precision,
                 "chain_method": r.chain_method,

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field, replace
 
 from stanjax import models
 from stanjax.runner.config import Job, RunConfig, campaign_entropy
-from stanjax.runner.engines import CPU_PAIR, ENGINE_NAMES, JAX, entry
+from stanjax.runner.engines import CPU_PAIR, JAX, SAMPLERS, entry
 from stanjax.runner.estimates import Estimator
 from stanjax.runner.plan import block_order, with_threads
 from stanjax.runner.studies import ITERATIONS, STUDIES
 from stanjax.runner.suites import QUICK_MODELS
 
-GPU_JAX_ENGINES = tuple(name for name in ENGINE_NAMES if entry(name).family == JAX)
+GPU_JAX_ENGINES = tuple(name for name in SAMPLERS if entry(name).family == JAX)
 BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")
 COVTYPE = "covtype_synth-logistic_regression"
 COVTYPE_ROWS = (100_000, 581_012, 1_000_000)

@@ -128,6 +128,12 @@ def tail_khats(draws: dict[str, np.ndarray], names: list[str]) -> dict[str, floa
     return _flat({name: pareto_khat(draws[name]) for name in names})
 
 
+def per_gradient(amount: float, gradients: int) -> float:
+    """``amount`` per gradient evaluation; NaN where the draws took none (an approximate engine draws from its fitted
+    approximation: its gradients went into training, ``gradients_warmup``)."""
+    return amount / gradients if gradients else math.nan
+
+
 def summarise(result: SampleResult, parameter_names: list[str], superchain_ids: list[int] | None = None) -> RunMetrics:
     """Diagnostics and rates for the model's declared parameters.
 
@@ -163,8 +169,10 @@ def summarise(result: SampleResult, parameter_names: list[str], superchain_ids: 
         ess_per_s=min_bulk / timings.user_s,
         gradients_sampling=sampling_gradients,
         gradients_warmup=result.stats.warmup_gradients,
-        ms_per_gradient=1000.0 * timings.user_s * (timings.sampling_s / timings.sampler_s) / sampling_gradients,
-        ess_per_1000_gradients=1000.0 * min_bulk / sampling_gradients,
+        ms_per_gradient=per_gradient(
+            1000.0 * timings.user_s * (timings.sampling_s / timings.sampler_s), sampling_gradients
+        ),
+        ess_per_1000_gradients=per_gradient(1000.0 * min_bulk, sampling_gradients),
         mean_leapfrog_per_draw=float(result.stats.n_leapfrog.mean()),
         posterior_mean={name: row["mean"] for name, row in table.items()},
         posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},

@@ -1,6 +1,6 @@
 """Named suites: which models, engines and settings a campaign runs unless the command line says otherwise."""
 
-from stanjax.runner.engines import CPU_PAIR, ENGINE_NAMES
+from stanjax.runner.engines import CPU_PAIR, SAMPLERS
 
 QUICK_MODELS = [
     "eight_schools-eight_schools_noncentered",
@@ -54,7 +54,7 @@ SUITES = {
     # sizes, one repeat each to fit a lent GPU's time.
     "gpu": {
         "models": "all",
-        "engines": ENGINE_NAMES,
+        "engines": SAMPLERS,
         "sizes": ["default", "large"],
         "device": "gpu",
         "chains": 4,

@@ -202,6 +202,62 @@ def evaluate(metrics: RunMetrics, chains: int, draws: int, reference: dict | Non
     return {"valid": not failed, "failed_gates": failed, "gates": details}
 
 
+KHAT_FITTED = 0.7  # Pareto k-hat of importance weights below which an approximation counts as fitted
+
+
+def accuracy(metrics: RunMetrics, reference: dict | None, why: str) -> dict:
+    """An approximation's errors against the reference, in reference sds: the largest |mean - reference mean| and
+    |sd - reference sd| over the reference's parameters, each with its parameter. Recorded, not gated: how wrong
+    an approximation may be is the reader's question (the report sets it against time); whether it fitted is its
+    k-hat's."""
+    if reference is None:
+        return {"checked": False, "why": why}
+
+    def largest(statistic: dict[str, float], of: str) -> tuple[str, float]:
+        errors = {name: abs(statistic[name] - ref[of]) / ref["sd"] for name, ref in reference["parameters"].items()}
+        name = max(errors, key=lambda n: (not math.isfinite(errors[n]), errors[n]))  # NaN counts as largest
+        return name, errors[name]
+
+    worst_mean, mean_error = largest(metrics.posterior_mean, "mean")
+    # records before schema 5 kept no sds
+    worst_sd, sd_error = largest(metrics.posterior_sd, "sd") if metrics.posterior_sd else (None, math.nan)
+    return {
+        "checked": True,
+        "source": why,
+        "gated": False,
+        "unit": "reference sds",
+        "max_mean_error": mean_error,
+        "worst_parameter_mean": worst_mean,
+        "max_sd_error": sd_error,
+        "worst_parameter_sd": worst_sd,
+    }
+
+
+def evaluate_approximate(metrics: RunMetrics, khat: float, reference: dict | None, why: str) -> dict:
+    """The gates of an approximate engine (``EngineEntry.approximate``): completed, finite, and the Pareto k-hat
+    of its importance weights below :data:`KHAT_FITTED` (NaN or inf fails); its errors against the reference beside
+    them, not gated (:func:`accuracy`). R-hat, ESS and divergences are a sampler's gates: its draws are resampled
+    independent draws of a fitted approximation, so they say nothing about it and are not evaluated."""
+    non_finite = [
+        name
+        for name, mean in metrics.posterior_mean.items()
+        if not (math.isfinite(mean) and math.isfinite(metrics.posterior_sd[name]))
+    ]
+    details = {
+        "completed": {"passed": True},
+        "khat": {
+            "statistic": "Pareto k-hat of the importance weights p / q",
+            "khat": khat,
+            "limit": KHAT_FITTED,
+            "passed": khat < KHAT_FITTED,
+        },
+        "finite": {"non_finite": non_finite[:10], "passed": not non_finite},
+        "accuracy": accuracy(metrics, reference, why),
+    }
+    failed = [name for name, gate in details.items() if "passed" in gate and not gate["passed"]]
+    return {"valid": not failed, "failed_gates": failed, "gates": details}
+
+
 def failed_run() -> dict:
     """Gates of a run that crashed or timed out."""
     return {"valid": False, "failed_gates": ["completed"], "gates": {"completed": {"passed": False}}}

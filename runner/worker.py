@@ -28,7 +28,7 @@ import numpy as np
 from stanjax import models
 from stanjax.runner import diagnose, energy, references, validity
 from stanjax.runner.config import Job
-from stanjax.runner.engines import get_engine
+from stanjax.runner.engines import entry, get_engine
 from stanjax.runner.metrics import max_rhat, summarise
 
 
@@ -84,14 +84,10 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
     metrics = summarise(result, [p.name for p in spec.judged], superchain_ids)
     data_hash = models.data_hash(data)
     reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
-    gates = validity.evaluate(metrics, job.config.chains, job.config.draws, reference, why)
-    if spec.judged_by_quantities:
-        gates["gates"]["rhat"]["parameters_not_gated"] = validity.not_gated(
-            max_rhat(result.draws, [p.name for p in spec.parameters])
-        )
-    if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
-        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.judged}, result.stats.step_size)
-        gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
+    if entry(job.engine).approximate:
+        gates = validity.evaluate_approximate(metrics, result.info["khat"], reference, why)
+    else:
+        gates = sampler_gates(spec, result, metrics, job.config, reference, why)
     return {
         "data_hash": data_hash,
         "engine_info": result.info,
@@ -110,6 +106,20 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
         "energy": msgspec.to_builtins(meter.result),
         **gates,
     }
+
+
+def sampler_gates(spec, result, metrics, config, reference: dict | None, why: str) -> dict:
+    """A sampler's gates (:func:`stanjax.runner.validity.evaluate`), with the parameters' R-hat beside R-hat's for
+    a model judged by its quantities, and the chains that failed R-hat named."""
+    gates = validity.evaluate(metrics, config.chains, config.draws, reference, why)
+    if spec.judged_by_quantities:
+        gates["gates"]["rhat"]["parameters_not_gated"] = validity.not_gated(
+            max_rhat(result.draws, [p.name for p in spec.parameters])
+        )
+    if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
+        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.judged}, result.stats.step_size)
+        gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
+    return gates
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

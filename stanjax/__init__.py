@@ -178,9 +178,10 @@ def sample(
     out: str | Path = "out/results",
     timeout: float = 3600.0,
 ) -> Run:
-    """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees) in a worker
-    process, as ``stanjax run`` does; its record is appended to ``out``/results.jsonl. A failed run raises
-    RuntimeError with the worker's last lines (its record is kept)."""
+    """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees; or an approximate
+    engine, flow_realnvp or flow_maf, whose warmup is its training steps) in a worker process, as ``stanjax run``
+    does; its record is appended to ``out``/results.jsonl. A failed run raises RuntimeError with the worker's last
+    lines (its record is kept)."""
     import numpy as np
 
     from stanjax.runner.campaign import Recorder

@@ -23,7 +23,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
         (["run", "--models", "nope"], f"unknown model 'nope' (choose from: {', '.join(models.registry())})"),
         (
             ["run", "--engines", "pymc"],
-            "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees)",
+            "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees, flow_realnvp, "
+            "flow_maf, advi_meanfield, advi_fullrank, pathfinder)",
         ),
         (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
         (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),

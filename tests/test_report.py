@@ -739,25 +739,89 @@ def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
     assert row["verdict"] == "not measured here (no valid GPU runs of Bradley–Terry in the data-size study)"
 
 
-def test_carpenter_is_read_as_the_flows_claim_it_is(fixture_records):
-    """Flows fit a centred IRT-2PL where NUTS fails: the suite runs neither flows nor an IRT-2PL with funnels, so
-    "not measured here" whatever NUTS did on the one it has, which is shown beside it."""
-    from stanjax.reports.claims import irt_row
-    from stanjax.reports.runs_table import tidy
+def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ratio(tmp_path, fixture_records):
+    """Flow runs beside the fixture's eight schools: a figure of error against time with NUTS on both sides as
+    points, a k-hat per flow run; no pairing, ESS bar or summary row of a flow."""
+    schools = [r for r in fixture_records if r.model_id == "eight_schools-eight_schools_noncentered"]
+    flows = [
+        replace(
+            r,
+            engine="flow_realnvp",
+            front_end="flowjax",
+            chain_method="vectorized",
+            run_id=f"{r.run_id}-flow",
+            pairing="",
+            block=None,
+            gates={"completed": {"passed": True}, "khat": {"khat": khat, "limit": 0.7, "passed": khat < 0.7}},
+            valid=khat < 0.7,
+            failed_gates=[] if khat < 0.7 else ["khat"],
+        )
+        for r, khat in zip([r for r in schools if r.engine == "numpyro"], (0.3, 0.9))
+    ]
+    out = tmp_path / "r"
+    html = build(write(tmp_path, [*fixture_records, *flows]), out).read_text()
+    block = section(html, "approximations")
+    assert "eight_schools-eight_schools_noncentered (tiny)" in block and "<svg" in block
+    assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "Stan-CPU" in block
+    assert '<td class="text">RealNVP-flow-CPU</td><td>2</td><td>1</td>' in block  # 2 runs, 1 fitted (k-hat 0.3)
+    assert "RealNVP-flow" not in section(html, "headline") and "RealNVP-flow" not in section(html, "answer")
+    summary = json.loads((out / "summary.json").read_text())
+    assert not any("flow" in str(row.get("label", "")) for row in summary["summary"])
+    assert not any("RealNVP" in c["numerator"] or "RealNVP" in c["denominator"] for c in summary["headline"])
 
-    irt = [r for r in fixture_records if r.model_id.startswith("irt")]
-    big = [replace(r, size="default", metrics=replace(r.metrics, n_parameters=1_000)) for r in irt]
-    failing = [replace(r, valid=False, failed_gates=["divergences"]) if r.engine == "numpyro" else r for r in big]
-    for recs in (irt, big, failing):
-        row = irt_row(tidy(recs))
-        assert row["verdict"] == "not measured here (no flow-based fit and no funnel-shaped IRT-2PL in the suite yet)"
-        assert "realNVP" in row["claim"] and "flowjax" in row["differs"]
-    row = irt_row(tidy(big))
-    assert (
-        "NUTS on the IRT-2PL, 1,000 parameters at size default: NumPyro-CPU 2 of 2 runs valid: "
-        "min bulk ESS " in row["measured"]
+
+CENTRED_IRT = "irt_sparse_synth-irt_2pl_centred"
+
+
+def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003) -> pd.DataFrame:
+    """Accuracy points (``reports.approximations.accuracy_points``) of flow and Stan runs on the centred IRT-2PL."""
+
+    def point(engine, family, fitted, failed, divergences):
+        return {
+            "model_id": CENTRED_IRT,
+            "engine": engine,
+            "family": family,
+            "retired": False,
+            "size": size,
+            "n_parameters": parameters,
+            "fitted": fitted,
+            "khat": (0.4 if fitted else 0.9) if engine != "stan" else float("nan"),
+            "mean_error": 0.05 if fitted else 0.8,
+            "user_s": 100.0,
+            "failed_gates": "" if fitted else failed,
+            "divergences": divergences,
+        }
+
+    return pd.DataFrame(
+        [point("flow_realnvp", "jax", f, "khat", 0) for f in flow_fitted]
+        + [point("stan", "stan", f, "divergences, reference", 0 if f else 120) for f in stan_fitted]
     )
-    assert "divergences" in row["measured"] and "s for warmup and sampling" in row["measured"]
+
+
+def test_carpenter_is_judged_as_he_made_it_a_flow_against_stans_nuts_on_the_centred_irt(monkeypatch):
+    """Reproduced when the RealNVP flow fits (k-hat < 0.7) where Stan's NUTS fails its gates; planted: a flow that
+    does not fit, or NUTS that does, is "not reproduced"; split runs, tiny data, a smaller size and a missing side
+    say so; with no model claiming it, "not measured here"."""
+    from stanjax.reports import approximations
+    from stanjax.reports.approximations import carpenter_row
+
+    assert carpenter_row(carpenter_points([True], [False]))["verdict"] == "not measured here (no model for it yet)"
+    monkeypatch.setattr(approximations, "claim_model", lambda claim: CENTRED_IRT if claim == "carpenter" else None)
+
+    row = carpenter_row(carpenter_points([True] * 3, [False] * 3))
+    assert row["verdict"] == "reproduced"
+    assert "realNVP" in row["claim"] and "importance resampling" in row["claim"] and "k-hat" in row["differs"]
+    assert "at size default (1,003 parameters): the flow fitted in 3 of 3 runs (median k-hat 0.4" in row["measured"]
+    assert "Stan's NUTS passed its gates in 0 of 3 (gates failed: divergences, reference; median 120" in row["measured"]
+    assert carpenter_row(carpenter_points([False] * 3, [False] * 3))["verdict"] == "not reproduced"
+    assert carpenter_row(carpenter_points([True] * 3, [True] * 3))["verdict"] == "not reproduced"
+    assert carpenter_row(carpenter_points([True, False], [False, False]))["verdict"].startswith("inconclusive")
+    tiny = carpenter_row(carpenter_points([True], [False], size="tiny", parameters=73))["verdict"]
+    assert tiny.startswith("insufficient data (measured on tiny data")
+    small = carpenter_row(carpenter_points([True], [False], size="small", parameters=243))["verdict"]
+    assert small == "reproduced at size small (243 parameters; the claim is about ~1,000)"
+    missing = carpenter_row(carpenter_points([True], []))
+    assert missing["verdict"] == "not measured here" and missing["measured"].startswith("no Stan NUTS run")
 
 
 def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_records):

@@ -6,8 +6,10 @@ placement)`` runs the sampler where the placement says and returns a :class:`Sam
 ESS or R-hat: that is :mod:`stanjax.runner.metrics`' job, one code path for all.
 
 :data:`ENGINES` is the one place that says what an engine is: its family (Stan or JAX), its front ends and their
-report labels, the devices it runs on, its default precision and chain method per device. Placement, labels,
-claims, figures, studies and compare read it. Adding an engine = one module here plus its entry below.
+report labels, the devices it runs on, its default precision and chain method per device, and whether it samples
+the posterior (MCMC) or fits an approximation to it (``approximate``: judged by its Pareto k-hat and its errors
+against a reference, never by ESS). Placement, labels, claims, figures, studies and compare read it. Adding an
+engine = one module here plus its entry below.
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ class EngineEntry:
     ``factory`` is ``"module:callable"``, called with the front end (imported only when a run needs it: a Stan
     run never imports JAX); ``choose_front_end`` resolves a requested front end ("auto" or a name) on this
     machine; ``order`` ranks the
-    engine as the numerator of a pairing (newer ways first)."""
+    engine as the numerator of a pairing (newer ways first); ``approximate``: an approximate-inference engine
+    (variational fits, flows), whose draws are importance-weighted approximations: kept out of ESS pairings,
+    suites and campaigns of samplers, and gated by its k-hat (:func:`stanjax.runner.validity.evaluate_approximate`)."""
 
     name: str
     family: str
@@ -98,6 +102,7 @@ class EngineEntry:
     order: int
     choose_front_end: Callable[[str], str] | None = None
     retired: tuple[str, ...] = ()  # front ends kept only to name old records; never a claim's evidence
+    approximate: bool = False
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -137,6 +142,20 @@ def _stan_front_end(requested: str) -> str:
     if requested == "auto":
         return "cmdstan" if find_cmdstan() else "bundled"
     return requested
+
+
+def _approximate(name: str, front_end: str, label: str, order: int) -> EngineEntry:
+    """An approximate-inference engine of ``runner/engines/approximate.py`` (its factory has the engine's name)."""
+    return EngineEntry(
+        name,
+        JAX,
+        {front_end: label},
+        {"cpu": ("float64", "vectorized"), "gpu": ("float32", "vectorized")},
+        ("vectorized",),
+        f"stanjax.runner.engines.approximate:{name}",
+        order=order,
+        approximate=True,
+    )
 
 
 ENGINES: dict[str, EngineEntry] = {
@@ -184,9 +203,18 @@ ENGINES: dict[str, EngineEntry] = {
             "stanjax.runner.engines.blackjax:chees",
             order=0,
         ),
+        # Approximate inference (runner/engines/approximate.py): Carpenter's recipe, a RealNVP normalizing flow
+        # (flowjax) trained by ELBO then Pareto-smoothed importance resampling, with the masked autoregressive flow
+        # as a labelled extra; ADVI as NumPyro's SVI fits it; BlackJAX's multi-path Pathfinder.
+        _approximate("flow_realnvp", "flowjax", "RealNVP-flow", order=-1),
+        _approximate("flow_maf", "flowjax", "MAF-flow", order=-2),
+        _approximate("advi_meanfield", "numpyro", "ADVI-meanfield", order=-3),
+        _approximate("advi_fullrank", "numpyro", "ADVI-fullrank", order=-4),
+        _approximate("pathfinder", "blackjax", "Pathfinder", order=-5),
     )
 }
 ENGINE_NAMES = tuple(ENGINES)
+SAMPLERS = tuple(name for name in ENGINES if not ENGINES[name].approximate)  # the MCMC engines: ESS pairings
 CPU_PAIR = ("stan", "numpyro")
 
 
