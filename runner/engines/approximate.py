@@ -147,11 +147,10 @@ class Problem:
     def __init__(self, jax, model, data: dict, config: RunConfig, key):
         from jax.flatten_util import ravel_pytree
 
-        self.model, self.data, self.config = model, data, config
-        init_z, potential_fn, self.postprocess_fn = initial_points(jax, model, data, config, key)
-        first, self.unravel = ravel_pytree(jax.tree.map(lambda starts: starts[0], init_z))
+        self.model, self.data = model, data
+        init_z, self.potential_fn, self.postprocess_fn = initial_points(jax, model, data, config, key)
+        _, self.unravel = ravel_pytree(jax.tree.map(lambda starts: starts[0], init_z))
         self.starts = jax.vmap(lambda z: ravel_pytree(z)[0])(init_z)  # (chains, dimension)
-        self.potential_fn = potential_fn
 
     def log_density(self, x):
         return -self.potential_fn(self.unravel(x))
