@@ -8,7 +8,8 @@ import pytest
 import stanjax as sj
 from stanjax import models
 from stanjax.models import SizeError
-from stanjax.runner import references
+from stanjax.runner import plan, records, references
+from stanjax.runner.cli import main
 from stanjax.runner.metrics import held_out_lpd
 
 HMM, LOTKA_VOLTERRA = "hmm_example-hmm_example", "hudson_lynx_hare-lotka_volterra"
@@ -95,17 +96,29 @@ def test_the_network_is_judged_by_its_held_out_predictions_and_its_weights_r_hat
     assert np.isfinite(lpd) and 0 < mcse < 1
 
 
+# The campaign's sampler entropy, fixed here, and both sides built for one instruction set (SSE4.2, no AVX: the
+# same machine code on every x86-64 host), so that this test draws the same run on every machine. Built for the
+# host instead, CI's Intel Xeon drew a Stan run on the ODE whose means were right but whose R-hat and ESS failed
+# the gates (one run), where 40 runs of the same setting on the AMD EPYC all passed (max R-hat 1.009, min bulk
+# ESS 743, 2026-11-26): a chance failure of one run in a test would fail CI at random. Validity over fresh seeds
+# on each machine's own build is what the campaigns under results/ measure.
+ENTROPY = 20261126
+
+
 @pytest.mark.slow
 @pytest.mark.stan
 @pytest.mark.parametrize("model_id", [HMM, LOTKA_VOLTERRA])
 @pytest.mark.parametrize("engine", ["stan", "numpyro"])
-def test_both_engines_find_posteriordbs_means_at_default_size(model_id, engine, tmp_path):
+def test_both_engines_find_posteriordbs_means_at_default_size(model_id, engine, tmp_path, monkeypatch):
     """One run of 4 x 1000 draws (MCSE ~0.03 sd) on posteriordb's data: valid, and every mean within 0.1 of
     posteriordb's reference sds of its reference mean (`benchmarks/outside_truth.py` checks the campaign's runs)."""
-    run = sj.sample(model_id, engine=engine, size="default", out=tmp_path)
-    assert run.record.valid, run.record.failed_gates
+    monkeypatch.setattr(plan, "campaign_entropy", lambda: ENTROPY)
+    argv = ["run", "--models", model_id, "--engines", engine, "--size", "default", "--repeats", "1"]
+    assert main([*argv, "--isa", "x86-64-v2", "--out", str(tmp_path)]) == 0
+    [record] = records.read(tmp_path)
+    assert record.isa == "x86-64-v2" and record.valid, record.failed_gates
     truth = models.get(model_id).ground_truth("default")["parameters"]
     distances = {
-        name: abs(run.record.metrics.posterior_mean[name] - ref["mean"]) / ref["sd"] for name, ref in truth.items()
+        name: abs(record.metrics.posterior_mean[name] - ref["mean"]) / ref["sd"] for name, ref in truth.items()
     }
     assert max(distances.values()) < LIMIT_SD, distances
