@@ -40,6 +40,8 @@ def model_page(spec: models.ModelSpec) -> str:
     truth = ("an outside ground truth (the spec's `ground_truth`), " if spec.ground_truth else "") + (
         ", ".join(reference_files) or "none of ours"
     )
+    if spec.reference_twin:
+        truth = f"its non-centred twin's, `{spec.reference_twin}` (the spec's `reference_twin`)"
     return "\n".join(
         [
             f"# {spec.title or spec.id}\n",

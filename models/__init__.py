@@ -145,6 +145,15 @@ class ModelSpec:
     # the advice for R-hat above 1.01 is to run longer (Vehtari et al. 2021), on every engine alike. Part of the
     # run's settings (``RunConfig.for_model``), so of its config hash. Empty: the runs' own.
     min_draws: dict[str, int] = field(default_factory=dict)
+    # Why NUTS is known not to fit this posterior (a funnel's neck it cannot enter), where the model is here to
+    # show that: its runs are gated like every run and not expected to pass (the tiny end-to-end test asks only
+    # that their gates were checked). "": NUTS is expected to fit it.
+    expected_to_fail: str = ""
+    # The model whose reference is this one's: the same posterior reparameterised (a centred hierarchy's
+    # non-centred twin, on the same data), whose summaries carry this model's parameter names (its transformed
+    # parameters); the gate reads that reference, narrowed to this model's parameters, and ``stanjax reference``
+    # refuses this model (its own long runs would be drawn by the sampler the reference is there to judge). "": none.
+    reference_twin: str = ""
     # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
     # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
     home: Path | None = None

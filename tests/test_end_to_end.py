@@ -67,18 +67,23 @@ def test_engines_saw_the_same_data_and_settings(tiny_campaign):
 
 
 def test_every_run_passed_the_reference_gate(tiny_campaign):
-    """The committed tiny references exist for every model, and both engines agree with them."""
+    """The committed tiny references exist for every model, and both engines agree with them, except on a
+    posterior NUTS is known not to fit (``ModelSpec.expected_to_fail``), whose runs need only have been checked."""
     for r in tiny_campaign[1]:
         gate = r.gates["reference"]
-        assert gate["checked"] and gate["passed"], (r.model_id, r.engine, gate)
+        fits = not models.get(r.model_id).expected_to_fail
+        assert gate["checked"] and (gate["passed"] or not fits), (r.model_id, r.engine, gate)
         assert set(r.gates) == {"completed", "rhat", "ess", "finite", "divergences", "reference"}
         assert r.valid == (not r.failed_gates)
 
 
 def test_engines_agree_on_posterior_means_within_mcse(tiny_campaign):
-    """Same posterior: every parameter's mean differs by less than 6 combined Monte Carlo standard errors."""
+    """Same posterior: every parameter's mean differs by less than 6 combined Monte Carlo standard errors (where
+    NUTS fits it: each engine misses a funnel's neck by its own amount)."""
     by_model = {}
     for r in tiny_campaign[1]:
+        if models.get(r.model_id).expected_to_fail:
+            continue
         by_model.setdefault(r.model_id, {})[r.engine] = r.metrics
     for model_id, pair in by_model.items():
         stan, numpyro = pair["stan"], pair["numpyro"]

@@ -19,7 +19,8 @@ def add_parser(verbs) -> None:
         "reference",
         help="make reference posteriors (long runs) for the validity gates",
         description="Sample a model's data (fixed seeds) in batches of chains until every parameter's MCSE of mean "
-        "and sd is at most --target-mcse posterior sds and R-hat <= 1.01, then write "
+        "and sd is at most --target-mcse posterior sds (an sd whose draws' Pareto k-hat is 0.25 or more, an "
+        "infinite fourth moment, excepted: the gate does not check it) and R-hat <= 1.01, then write "
         "references/<id>.<size>.json: mean, sd, 5/50/95 % quantiles with their MCSEs, ESS and R-hat per scalar "
         "parameter, with a header recording the command, engine, batches, seeds, versions and data hash. Writes "
         "nothing when --max-batches are not enough. Runs' posterior means and sds are checked against these files.",
@@ -71,7 +72,14 @@ def main(args) -> int:
                 f"{spec.id} at size {args.size} is checked against an external ground truth (its "
                 "spec's ground_truth), never a reference of ours"
             )
-    specs = [spec for spec in specs if not (spec.ground_truth and spec.ground_truth(args.size))]
+        if spec.reference_twin and args.models != ["all"]:
+            raise UsageError(
+                f"{spec.id}'s reference is its twin's (its spec's reference_twin): run `stanjax reference "
+                f"{spec.reference_twin} --size {args.size}`"
+            )
+    specs = [
+        spec for spec in specs if not (spec.ground_truth and spec.ground_truth(args.size)) and not spec.reference_twin
+    ]
     if min(args.chains, args.warmup, args.draws, args.max_batches) < 1:
         raise UsageError("--chains, --warmup, --draws and --max-batches must be positive")
     if not 0 < args.target_mcse < 1:
