@@ -134,7 +134,6 @@ def test_an_sd_with_an_infinite_fourth_moment_is_left_out_of_the_references_targ
 
     spec = models.get(MODEL_ID)
     config = RunConfig(size="tiny", chains=8, warmup=10, draws=2500)
-    data = spec.data("tiny", seed=1)
     rng = np.random.default_rng(0)
 
     class Engine:
