@@ -122,6 +122,38 @@ def test_a_planted_wrong_flow_gets_a_high_khat_and_is_invalid(monkeypatch):
     assert not gates["valid"] and gates["failed_gates"] == ["khat"]
 
 
+def test_a_flows_training_step_with_a_non_finite_elbo_is_skipped_never_applied(monkeypatch):
+    """A target undefined beyond x0 = 2.5 (as a centred hierarchy's density is where a scale reaches 0): about one
+    training step in ten draws a point there. Those steps are skipped and counted, and the flow stays finite; a
+    planted optimizer that applies them (Adam alone, as before) leaves every weight NaN."""
+    from types import SimpleNamespace
+
+    import equinox as eqx
+    import optax
+
+    from stanjax.runner.engines.jax_setup import start_jax
+
+    jax = start_jax(PLACEMENT, 1)
+    jnp = jax.numpy
+    problem = SimpleNamespace(
+        starts=jnp.zeros((1, 2)),
+        log_density=lambda x: jnp.sqrt(2.5 - x[0]) - 0.5 * jnp.sum(x**2),  # value and gradient NaN beyond 2.5
+        unravel=lambda x: x,
+    )
+    config = RunConfig(size="tiny", warmup=200)
+    engine = approximate.FlowEngine("realnvp")
+
+    def weights_finite(fitted):
+        leaves = jax.tree.leaves(eqx.filter(fitted[0], eqx.is_inexact_array))
+        return all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
+
+    fitted, facts = engine.fit(jax, problem, config, jax.random.PRNGKey(0))
+    assert facts["non_finite_losses"] > 0 and weights_finite(fitted) and math.isfinite(facts["final_loss"])
+    monkeypatch.setattr(optax, "apply_if_finite", lambda inner, max_consecutive_errors: inner)
+    fitted, _ = engine.fit(jax, problem, config, jax.random.PRNGKey(0))
+    assert not weights_finite(fitted)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine_name", APPROXIMATE)
 def test_each_approximate_engine_fits_a_logistic_regression_and_its_record_says_how(tmp_path, engine_name):

@@ -132,7 +132,7 @@ class ApproximateEngine:
             "importance_draws": n_drawn,
             "kept": "resampled by smoothed weight, with replacement" if self.resample else "q's own draws",
             "khat": khat,
-            "importance_ess": importance_ess(smoothed),
+            "importance_ess": importance_ess(smoothed) if np.isfinite(log_weights).any() else 0.0,
             "non_finite_weights": int(np.sum(~np.isfinite(log_weights))),
             **device_info(jax, placement, config.chains),
         }
@@ -160,9 +160,10 @@ class Problem:
 
 
 def final_loss(losses) -> float | None:
-    """The mean loss over the last tenth of the steps (the negative ELBO: lower is closer), None without steps."""
-    losses = np.asarray(losses, dtype=np.float64)
-    return float(np.mean(losses[-max(1, len(losses) // 10) :])) if len(losses) else None
+    """The mean finite loss over the last tenth of the steps (the negative ELBO: lower is closer; a skipped step's
+    is not finite), None without steps, NaN where none of them was finite."""
+    last = np.asarray(losses, dtype=np.float64)[-max(1, len(losses) // 10) :]
+    return (float(np.mean(last[np.isfinite(last)])) if np.isfinite(last).any() else float("nan")) if len(last) else None
 
 
 class FlowEngine(ApproximateEngine):
@@ -175,16 +176,22 @@ class FlowEngine(ApproximateEngine):
         self.name = f"flow_{flow}"
 
     def fit(self, jax, problem: Problem, config: RunConfig, key):
+        import optax
         from flowjax.train import fit_to_key_based_loss
         from flowjax.train.losses import ElboLoss
 
         key_flow, key_train = jax.random.split(jax.random.wrap_key_data(key))  # flowjax takes typed keys only
+        # A step whose ELBO draws reach where the target's log density is not finite (a centred hierarchy's scale
+        # near 0) has a non-finite gradient; Adam would carry it into every weight and the flow would be NaN from
+        # then on (the centred IRT-2PL at default: NaN after 10,000 steps, every weight non-finite). Such a step is
+        # skipped, never applied, and counted.
+        optimizer = optax.apply_if_finite(optax.adam(FLOW_LEARNING_RATE), max_consecutive_errors=config.warmup + 1)
         flow, losses = fit_to_key_based_loss(
             key_train,
             make_flow(self.flow, key_flow, problem.starts[0]),
             loss_fn=ElboLoss(problem.log_density, num_samples=FLOW_ELBO_DRAWS),
             steps=config.warmup,
-            learning_rate=FLOW_LEARNING_RATE,
+            optimizer=optimizer,
             show_progress=False,
         )
         facts = {
@@ -193,6 +200,7 @@ class FlowEngine(ApproximateEngine):
             "learning_rate": FLOW_LEARNING_RATE,
             "elbo_draws": FLOW_ELBO_DRAWS,
             "final_loss": final_loss(losses),
+            "non_finite_losses": int(np.sum(~np.isfinite(np.asarray(losses)))),  # steps skipped for it
             "gradients": config.warmup * FLOW_ELBO_DRAWS,
         }
         return (flow, problem.unravel), facts
@@ -318,7 +326,8 @@ def pareto_smoothed(log_weights: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def importance_ess(normalised_log_weights: np.ndarray) -> float:
-    """Kish's effective sample size of the weighted draws, 1 / sum w^2 (the weights normalised)."""
+    """Kish's effective sample size of the weighted draws, 1 / sum w^2 (the weights normalised). Where no weight
+    was finite the run's is 0: :func:`pareto_smoothed` then spreads the weights evenly only to have draws to keep."""
     return float(1.0 / np.sum(np.exp(2.0 * normalised_log_weights)))
 
 
