@@ -773,10 +773,12 @@ def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ra
 CENTRED_IRT = "irt_sparse_synth-irt_2pl_centred"
 
 
-def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003) -> pd.DataFrame:
-    """Accuracy points (``reports.approximations.accuracy_points``) of flow and Stan runs on the centred IRT-2PL."""
+def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003, flow_losses=None) -> pd.DataFrame:
+    """Accuracy points (``reports.approximations.accuracy_points``) of flow and Stan runs on the centred IRT-2PL,
+    with one mean-field ADVI run (final loss 1,300) where ``flow_losses`` are given."""
+    losses = flow_losses or [1_000.0] * len(flow_fitted)
 
-    def point(engine, family, fitted, failed, divergences):
+    def point(engine, family, fitted, failed, divergences, loss=float("nan")):
         return {
             "model_id": CENTRED_IRT,
             "engine": engine,
@@ -790,10 +792,13 @@ def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003)
             "user_s": 100.0,
             "failed_gates": "" if fitted else failed,
             "divergences": divergences,
+            "final_loss": loss,
         }
 
+    meanfield = [point("advi_meanfield", "jax", False, "khat", 0, 1_300.0)] if flow_losses else []
     return pd.DataFrame(
-        [point("flow_realnvp", "jax", f, "khat", 0) for f in flow_fitted]
+        meanfield
+        + [point("flow_realnvp", "jax", f, "khat", 0, loss) for f, loss in zip(flow_fitted, losses)]
         + [point("stan", "stan", f, "divergences, reference", 0 if f else 120) for f in stan_fitted]
     )
 
@@ -801,12 +806,24 @@ def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003)
 def test_carpenter_is_judged_as_he_made_it_a_flow_against_stans_nuts_on_the_centred_irt(monkeypatch):
     """Reproduced when the RealNVP flow fits (k-hat < 0.7) where Stan's NUTS fails its gates; planted: a flow that
     does not fit, or NUTS that does, is "not reproduced"; split runs, tiny data, a smaller size and a missing side
-    say so; with no model claiming it, "not measured here"."""
+    say so; with no model claiming it, "not measured here"; flows whose training broke down (a final loss not
+    finite, or above mean-field ADVI's), "inconclusive"."""
     from stanjax.reports import approximations
     from stanjax.reports.approximations import carpenter_row
 
+    assert approximations.claim_model("carpenter") == CENTRED_IRT
+    monkeypatch.setattr(approximations, "claim_model", lambda claim: None)
     assert carpenter_row(carpenter_points([True], [False]))["verdict"] == "not measured here (no model for it yet)"
     monkeypatch.setattr(approximations, "claim_model", lambda claim: CENTRED_IRT if claim == "carpenter" else None)
+    # planted: one flow's loss never finite, one ending above mean-field ADVI's (1,300), one below it
+    broke = carpenter_row(carpenter_points([False] * 3, [False] * 3, flow_losses=[float("nan"), 12_293.0, 1_000.0]))
+    assert broke["verdict"] == (
+        "inconclusive (the flow's training broke down in 2 of 3 runs: its final ELBO not finite, or below "
+        "mean-field ADVI's on the same posterior)"
+    )
+    assert carpenter_row(carpenter_points([False] * 3, [False] * 3, flow_losses=[1_000.0] * 3))["verdict"] == (
+        "not reproduced"
+    )
 
     row = carpenter_row(carpenter_points([True] * 3, [False] * 3))
     assert row["verdict"] == "reproduced"
