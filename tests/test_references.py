@@ -108,8 +108,8 @@ def test_a_centred_model_is_gated_against_its_twins_reference_narrowed_to_its_pa
     assert sorted(reference["parameters"]) == sorted(expected) and "twin" in why
     assert not any("_raw" in name for name in reference["parameters"]) and reference["header"]["twin_of"] == CENTRED
     assert references.applicable(CENTRED, "tiny", (), "another hash")[0] is None
-    twin["parameters"] = {k: v for k, v in twin["parameters"].items() if not k.startswith("gamma[")}  # broken pair
-    with pytest.raises(ValueError, match="no gamma"):
+    twin["parameters"] = {k: v for k, v in twin["parameters"].items() if not k.startswith("log_gamma[")}  # broken
+    with pytest.raises(ValueError, match="no log_gamma"):
         references.applicable(CENTRED, "tiny", (), models.data_hash(data))
 
 
