@@ -68,11 +68,11 @@ def accuracy_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     for label, points in group.groupby("label", sort=True):
         for ax, column in ((left, "mean_error"), (right, "sd_error")):
-            for fitted, subset in points.groupby("fitted"):
+            for i, (fitted, subset) in enumerate(points.groupby("fitted")):
                 ax.scatter(
                     subset.user_s,
                     subset[column],
-                    label=label if fitted else None,
+                    label=label if i == 0 else None,  # once per engine, fitted or not
                     marker="o" if not subset.approximate.iloc[0] else "s",
                     facecolors=colours[label] if fitted else "none",
                     edgecolors=colours[label],
@@ -93,10 +93,12 @@ def accuracy_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
 
 
 def figures(points: pd.DataFrame, colours: dict) -> list[dict]:
-    """A figure per (machine, model, size) with approximate runs, with the rows it shows."""
+    """A figure per (machine, model, size) with approximate runs, with the rows it shows and its anchor on the
+    figures page (the figures stay off ``index.html``, which must open at once)."""
     return [
         {
             "title": f"{model_id} ({size}) on {machine}",
+            "anchor": f"accuracy-{machine}-{model_id}-{size}",
             "svg": accuracy_svg(group, colours, f"Accuracy against time: {model_id} ({size}), {machine}"),
             "rows": summary_rows(group),
         }

@@ -1,8 +1,9 @@
 """Turn result records into a report: ``index.html`` (the answer first, then the regime map, claims and pairings;
-small enough to open at once), ``figures.html`` (ESS/s bars and the scaling studies), ``models/<id>.html`` (a
-model's summary, agreement, every run and both sources), a Markdown summary (``README.md``), and the raw material
-beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and
-``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and SVG)."""
+small enough to open at once), ``figures.html`` (ESS/s bars, approximations' accuracy against time, the scaling
+studies), ``models/<id>.html`` (a model's summary, agreement, every run and both sources), a Markdown summary
+(``README.md``), and the raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates
+and headline ratios) and ``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and
+SVG)."""
 
 from __future__ import annotations
 
@@ -254,6 +255,7 @@ def build(
     html = environment(markdown=False)
     sections = model_sections(all_records, samplers, summary)
     studies = study_figures(samplers, measurements, colours)
+    accuracy_figures = approximations.figures(points, colours)
     index = out_dir / "index.html"
     index.write_text(
         html.get_template("report.html").render(
@@ -263,7 +265,7 @@ def build(
                 "stan_side": [{**c, "forest": figures.forest_svg(c)} for c in stan_side],
             },
             answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
-            approximations=approximations.figures(points, colours),
+            approximations=accuracy_figures,
             models=sections,
             has_studies=bool(studies),
             nightly=nightly,
@@ -279,6 +281,8 @@ def build(
                 for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)
             ],
             studies=studies,
+            approximations=accuracy_figures,
+            khat_fitted=validity.KHAT_FITTED,
         ),
         encoding="utf-8",
     )

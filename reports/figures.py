@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 
 import matplotlib
 import numpy as np
@@ -21,8 +22,21 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
 from stanjax.reports.answer import title_of  # noqa: E402
 
-# Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext.
-plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "text.parse_math": False})
+# Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext. Text stays text, named
+# by the font its layout was measured in and a fallback (matplotlib's default list, repeated on every label, was a
+# tenth of the report's index).
+plt.rcParams.update(
+    {
+        "svg.fonttype": "none",
+        "font.size": 9,
+        "text.parse_math": False,
+        "font.family": "sans-serif",
+        "font.sans-serif": ["DejaVu Sans", "Arial"],
+    }
+)
+# Coordinates in attributes, to a hundredth of a point (1/7200 inch) instead of matplotlib's millionth.
+COORDINATES = re.compile(r'( (?:d|x|y|transform)=")([^"]*)"')
+DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 
 # The sampler each engine runs, for the figures' titles.
 SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
@@ -94,7 +108,7 @@ def svg(fig, title: str, legend_below: list | None = None) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight" if legend_below else None)
     plt.close(fig)
-    text = buffer.getvalue()
+    text = COORDINATES.sub(lambda m: m[1] + DECIMALS.sub(r"\1", m[2]) + '"', buffer.getvalue())
     text = text[text.index("<svg") :]
     start = text.index(">") + 1
     return f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}"

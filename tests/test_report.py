@@ -761,7 +761,11 @@ def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ra
     out = tmp_path / "r"
     html = build(write(tmp_path, [*fixture_records, *flows]), out).read_text()
     block = section(html, "approximations")
-    assert "eight_schools-eight_schools_noncentered (tiny)" in block and "<svg" in block
+    assert "eight_schools-eight_schools_noncentered (tiny)" in block and "<svg" not in block  # index opens at once
+    figure_page = (out / "figures.html").read_text()
+    anchor = "accuracy-xeon-2core-eight_schools-eight_schools_noncentered-tiny"
+    assert f'href="figures.html#{anchor}"' in block and f'<h3 id="{anchor}">' in figure_page
+    assert "<svg" in section(figure_page, "approximations")
     assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "Stan-CPU" in block
     assert '<td class="text">RealNVP-flow-CPU</td><td>2</td><td>1</td>' in block  # 2 runs, 1 fitted (k-hat 0.3)
     assert "RealNVP-flow" not in section(html, "headline") and "RealNVP-flow" not in section(html, "answer")
