@@ -154,6 +154,29 @@ def test_a_flows_training_step_with_a_non_finite_elbo_is_skipped_never_applied(m
     assert not weights_finite(fitted)
 
 
+def test_a_spike_in_a_flows_gradient_is_clipped_before_adam_sees_it(monkeypatch):
+    """The centred IRT-2PL's funnels make the ELBO's gradient spike (plain Adam's training there diverged). Adam
+    remembers each gradient's square for ~1,000 steps (its second moment), so one spike would set every later
+    step's size; clipped, a gradient 10^6 times longer than the clip leaves Adam's moments as one at the clip's
+    length does, and a planted optimizer without the clip lets it in."""
+    import jax.numpy as jnp
+    import optax
+
+    def second_moment_after(gradient):
+        optimizer = approximate.flow_optimizer(steps=100)
+        params = {"w": jnp.zeros(3)}
+        state = optimizer.init(params)
+        _, state = optimizer.update({"w": gradient}, state, params)
+        return optax.tree_utils.tree_get(state, "nu")["w"]
+
+    direction = jnp.array([1.0, -2.0, 2.0]) / 3.0  # unit length
+    at_clip = second_moment_after(approximate.FLOW_GRADIENT_CLIP * direction)
+    spike = 1e6 * approximate.FLOW_GRADIENT_CLIP * direction
+    assert jnp.allclose(second_moment_after(spike), at_clip)
+    monkeypatch.setattr(optax, "clip_by_global_norm", lambda limit: optax.identity())
+    assert jnp.all(second_moment_after(spike) > 1e10 * at_clip)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine_name", APPROXIMATE)
 def test_each_approximate_engine_fits_a_logistic_regression_and_its_record_says_how(tmp_path, engine_name):
