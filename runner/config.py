@@ -89,7 +89,7 @@ def campaign_entropy() -> int:
 
 
 DEVICES = ("cpu", "gpu")
-ISAS = ("native", "x86-64-v2")
+ISAS = ("native", "x86-64-v3", "x86-64-v2")
 CHAIN_METHODS = ("parallel", "vectorized", "sequential")
 
 
@@ -115,7 +115,7 @@ class Placement:
     # own cores). JAX engines: always 1 here; XLA's CPU threads are the run's cores (``Job.cores``).
     threads_per_chain: int = 1
     # The CPU instruction set both sides are built for (``ISAS``): "native", the host's (Stan with -march=native,
-    # XLA's default), or "x86-64-v2" (SSE4.2, no AVX: Stan with -march=x86-64-v2, XLA's CPU ISA capped at SSE4.2).
+    # XLA's default), "x86-64-v3" (AVX2, no AVX-512) or "x86-64-v2" (SSE4.2, no AVX): runner/isa.py has the flags.
     isa: str = "native"
 
 

@@ -115,6 +115,7 @@ class Plan:
     gpu_cores: int
     units: list[Unit]
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+    isa: str = "native"  # the CPU instruction set every run is built for (runner/isa.py)
 
     def items(self, lane: str) -> list[Item]:
         return [item for unit in self.units for item in unit.items if item.lane == lane]
@@ -125,6 +126,7 @@ class Plan:
             "step_s": self.step_s,
             "cores": self.cores,
             "gpu_cores": self.gpu_cores,
+            "isa": self.isa,
             "units": [
                 {"phase": u.phase, "label": u.label, "items": [i.as_dict() for i in u.items]} for u in self.units
             ],
@@ -134,7 +136,8 @@ class Plan:
     @classmethod
     def from_dict(cls, d: dict) -> Plan:
         units = [Unit(u["phase"], u["label"], [Item.from_dict(i) for i in u["items"]]) for u in d["units"]]
-        return cls(d["budget_s"], d["step_s"], d["cores"], d["gpu_cores"], units, [tuple(x) for x in d["left_out"]])
+        left_out = [tuple(x) for x in d["left_out"]]
+        return cls(d["budget_s"], d["step_s"], d["cores"], d["gpu_cores"], units, left_out, d.get("isa", "native"))
 
 
 def steps(lanes: dict[str, list[Item]], step_s: float, first_step_s: float = 0.0) -> list[dict[str, list[Item]]]:
@@ -179,6 +182,7 @@ def _jobs(
     gpu_cores: int,
     x64: bool = False,
     chain_method: str | None = None,
+    isa: str = "native",
 ) -> dict[str, list[Job]]:
     """The jobs of one unit per lane, in run order (repeat by repeat: block by block, the engines' order within a
     lane alternating from block to block, as `stanjax run` orders them); Stan with the threads per chain
@@ -194,7 +198,7 @@ def _jobs(
                 config,
                 repeat,
                 with_threads(
-                    entry(engine).placement(lane, x64 and lane == "gpu", chain_method),
+                    replace(entry(engine).placement(lane, x64 and lane == "gpu", chain_method), isa=isa),
                     engine,
                     entry(engine).front_end(),
                     spec,
@@ -212,8 +216,8 @@ def _jobs(
     return lanes
 
 
-def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list[Unit]:
-    """Every unit of every phase, in priority order, each item with its estimate."""
+def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: str = "native") -> list[Unit]:
+    """Every unit of every phase, in priority order, each item with its estimate; every run built for ``isa``."""
     default = RunConfig(size="default", chains=CHAINS, warmup=WARMUP, draws=DRAWS)
     both = {"gpu": ("numpyro",), "cpu": CPU_PAIR}
     others = [spec for model_id, spec in models.registry().items() if model_id not in QUICK_MODELS]
@@ -236,10 +240,11 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
                 entropy,
                 cores,
                 gpu_cores,
+                isa=isa,
             ),
         )
     for spec in others:
-        unit("b", f"{spec.id} default", _jobs(spec, default, both, HEADLINE_BLOCKS, entropy, cores, gpu_cores))
+        unit("b", f"{spec.id} default", _jobs(spec, default, both, HEADLINE_BLOCKS, entropy, cores, gpu_cores, isa=isa))
     study_warmup, study_draws = ITERATIONS["gpu"]
     growing = [spec.id for spec in data_size.models() if spec.id != COVTYPE]
     for phase, model_ids, grid in (("c", [COVTYPE], COVTYPE_ROWS), ("d", growing, data_size.grids["gpu"])):
@@ -251,7 +256,7 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
                 unit(
                     phase,
                     f"{model_id} {spec.n_key}={n:,}",
-                    _jobs(spec, config, engines, 1, entropy, cores, gpu_cores),
+                    _jobs(spec, config, engines, 1, entropy, cores, gpu_cores, isa=isa),
                     study="data-size",
                 )
     chains_study = STUDIES["chains"]
@@ -270,6 +275,7 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
                     cores,
                     gpu_cores,
                     chain_method="vectorized",
+                    isa=isa,
                 ),
                 study="chains",
             )
@@ -283,14 +289,22 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator) -> list
             "f",
             f"{model_id} default float64",
             _jobs(
-                models.get(model_id), default, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, entropy, cores, gpu_cores, x64=True
+                models.get(model_id),
+                default,
+                {"gpu": ("numpyro",)},
+                EXTRA_BLOCKS,
+                entropy,
+                cores,
+                gpu_cores,
+                x64=True,
+                isa=isa,
             ),
         )
     for spec in others:
         unit(
             "g",
             f"{spec.id} default BlackJAX",
-            _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy, cores, gpu_cores),
+            _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy, cores, gpu_cores, isa=isa),
         )
     return found
 
@@ -303,12 +317,13 @@ def make_plan(
     estimate: Estimator,
     compile_s: float,
     phases: str = "".join(PHASES),
+    isa: str = "native",
 ) -> Plan:
     """Units in priority order while the estimated machine time fits ``budget_s``; a unit that does not fit is
     left out and later (smaller) ones may still go in. Runs longer than one step are left out of their unit."""
-    plan = Plan(budget_s, step_s, cores, gpu_cores, [])
+    plan = Plan(budget_s, step_s, cores, gpu_cores, [], isa=isa)
     entropy = campaign_entropy()
-    for unit in units(cores, gpu_cores, entropy, estimate):
+    for unit in units(cores, gpu_cores, entropy, estimate, isa):
         if unit.phase not in phases:
             continue
         too_long = [item for item in unit.items if item.estimate_s > step_s]

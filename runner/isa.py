@@ -2,17 +2,27 @@
 
 Left alone, the two sides are not built alike: httpstan compiles Stan programs with -O3 and no -march (baseline
 x86-64, SSE2: no AVX instruction in a model's module), while XLA compiles for the host (AVX2, FMA, AVX-512). So
-Stan is built for the same ISA as XLA: "native" is the host's (Stan with -march=native, XLA's default), and
-"x86-64-v2" is SSE4.2 without AVX on both (Stan with -march=x86-64-v2, XLA's CPU ISA capped at SSE4.2).
+Stan is built for the same ISA as XLA: "native" is the host's (Stan with -march=native, XLA's default);
+"x86-64-v3" is AVX2 and FMA without AVX-512 on both (Stan with -march=x86-64-v3, XLA's CPU ISA capped at AVX2): on
+the borrowed GPU box's AVX-512 Xeon every Stan chain built with -march=native died at once of a segmentation fault
+(2026-11-26; on AVX2 hosts native runs); "x86-64-v2" is SSE4.2 without AVX on both (Stan with -march=x86-64-v2,
+XLA's CPU ISA capped at SSE4.2).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-STAN_FLAGS = {"native": "-march=native", "x86-64-v2": "-march=x86-64-v2"}
+STAN_FLAGS = {"native": "-march=native", "x86-64-v3": "-march=x86-64-v3", "x86-64-v2": "-march=x86-64-v2"}
 # XLA_FLAGS entry per ISA; None: XLA's default, the host's ISA.
-XLA_FLAGS = {"native": None, "x86-64-v2": "--xla_cpu_max_isa=SSE4_2"}
+XLA_FLAGS = {"native": None, "x86-64-v3": "--xla_cpu_max_isa=AVX2", "x86-64-v2": "--xla_cpu_max_isa=SSE4_2"}
+# The --isa help of the commands that take it.
+ISA_HELP = (
+    "the CPU instruction set both sides are built for: native (the host's: Stan with -march=native, XLA's "
+    "default), x86-64-v3 (AVX2 and FMA, no AVX-512: Stan with -march=x86-64-v3, XLA's CPU ISA capped at AVX2; "
+    "for hosts where a native Stan build crashes) or x86-64-v2 (SSE4.2, no AVX: Stan with -march=x86-64-v2, "
+    "XLA's CPU ISA capped at SSE4.2). The record states it (default: %(default)s)"
+)
 # The /proc/cpuinfo features that tell the ISA levels apart, in the order they came.
 HOST_FEATURES = ("sse4_2", "avx", "avx2", "fma", "avx512f")
 

@@ -163,7 +163,7 @@ def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkey
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.append(commands) or 0)
     campaign.compile_stan(tiny_plan(2), tmp_path, 1)
     campaign.compile_stan(tiny_plan(2), tmp_path, 2)
-    assert [[model_id for model_id, _ in commands] for commands in asked] == [[EIGHT], [EIGHT]]
+    assert [[label for label, _ in commands] for commands in asked] == [[f"{EIGHT} (native)"], [f"{EIGHT} (native)"]]
     steps = json.loads((tmp_path / "compile.json").read_text())
     assert [(s["step"], s["programs"], s["failed"], s["machine"]) for s in steps] == [
         (1, 1, False, machine().slug),
@@ -226,6 +226,37 @@ def test_archives_split_into_parts_under_the_limit_and_keep_every_record(tmp_pat
         pack(tmp_path, 4, {}, limit=2_000)
 
 
+def test_each_stan_program_is_compiled_as_its_runs_build_it(tmp_path, monkeypatch):
+    """The compile step builds every (program, ISA, threads) the plan's Stan runs use, so no run compiles its own
+    on the clock: here eight schools for x86-64-v3 and its reduce_sum program with 3 threads a chain; the
+    command's arguments read back as the placement."""
+    from stanjax.runner.commands import campaign
+    from stanjax.runner.commands.compile import parse_model_command
+
+    plan = tiny_plan(2)
+    stan = [i for i in plan.units[0].items if i.job.engine == "stan"]
+    threaded = with_fields(stan[1].job, placement=Placement(isa="x86-64-v3", threads_per_chain=3))
+    stan[0] = with_fields(stan[0], job=with_fields(stan[0].job, placement=Placement(isa="x86-64-v3")))
+    stan[1] = with_fields(stan[1], job=threaded)
+    plan.units[0].items = [i for i in plan.units[0].items if i.job.engine != "stan"] + stan
+    asked = []
+    monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.extend(commands) or 0)
+    campaign.compile_stan(plan, tmp_path, 1)
+    assert [label for label, _ in asked] == [f"{EIGHT} (x86-64-v3)", f"{EIGHT} (x86-64-v3, 3 threads)"]
+    built = [parse_model_command(command[3:]) for _, command in asked]
+    assert built == [([EIGHT], Placement(isa="x86-64-v3")), ([EIGHT], Placement(isa="x86-64-v3", threads_per_chain=3))]
+
+
+def test_a_plan_for_another_instruction_set_builds_every_run_for_it():
+    plan = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0), compile_s=120, isa="x86-64-v3")
+    jobs = [item.job for item in all_items(plan) if item.job]
+    assert jobs and {job.placement.isa for job in jobs} == {"x86-64-v3"}
+    again = Plan.from_dict(json.loads(json.dumps(plan.as_dict())))
+    assert again.isa == "x86-64-v3" and all_items(again) == all_items(plan)
+    native = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0), compile_s=120)
+    assert {item.job.placement.isa for item in all_items(native) if item.job} == {"native"}
+
+
 def test_the_dry_run_prints_the_plan_and_needs_no_gpu(tmp_path, capsys):
     code = main(
         [
@@ -286,3 +317,6 @@ def test_a_plan_made_with_other_options_is_refused(tmp_path, capsys):
     (tmp_path / "plan.json").write_text(json.dumps(tiny_plan(2).as_dict()))
     code = main(["campaign", "gpu", "--out", str(tmp_path), "--cores", "2", "--gpu-cores", "1", "--dry-run"])
     assert code == 2 and "other options" in capsys.readouterr().err
+    args = ["--budget", "60m", "--step", "1000s", "--isa", "x86-64-v3"]  # tiny_plan's budget and step, another ISA
+    code = main(["campaign", "gpu", "--out", str(tmp_path), "--cores", "2", "--gpu-cores", "1", *args, "--dry-run"])
+    assert code == 2 and "isa native (now x86-64-v3)" in capsys.readouterr().err

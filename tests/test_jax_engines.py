@@ -145,3 +145,30 @@ def test_a_many_chain_run_is_gated_on_nested_rhat(tmp_path, engine_name):
     assert rhat["statistic"] == "nested R-hat" and rhat["chains_per_superchain"] == 4
     assert rhat["max_rhat_nested"] == record.metrics.max_rhat_nested
     assert record.gates["ess"]["limit"] == 1600
+
+
+PLATFORM_PROBE = """
+import jax  # imported before start_jax, as a module the worker loads first may do
+from stanjax.runner.config import Placement
+from stanjax.runner.engines.jax_setup import start_jax
+start_jax(Placement("cpu", "float64", "vectorized"), 1)
+print(jax.config.jax_platforms)
+"""
+
+
+def test_a_cpu_run_pins_jax_to_the_cpu_even_when_jax_was_imported_first():
+    """JAX reads JAX_PLATFORMS once, at import: set after it, a CPU run's worker on a box with a GPU started JAX on
+    the GPU (every NumPyro-CPU run of the first H200 campaign failed so). Here no GPU exists, so the test reads
+    the platform JAX was pinned to, which stays unset when only the environment variable is set late."""
+    import os
+    import subprocess
+
+    from stanjax.models import ROOT
+    from stanjax.runner.campaign import WORKER_PYTHON
+
+    env = {key: value for key, value in os.environ.items() if key != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [WORKER_PYTHON, "-c", PLATFORM_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "cpu"

@@ -12,6 +12,7 @@ from stanjax.models import ROOT, UsageError
 from stanjax.runner import environment, records
 from stanjax.runner.campaign import stopped_by
 from stanjax.runner.commands.compile import compile_each, model_command
+from stanjax.runner.config import ISAS
 from stanjax.runner.engines import STAN, family
 from stanjax.runner.estimates import Estimator
 from stanjax.runner.gpu_campaign import PHASES, Plan, make_plan, step_wall_s, steps
@@ -27,6 +28,7 @@ from stanjax.runner.gpu_steps import (
     run_step,
     step_number,
 )
+from stanjax.runner.isa import ISA_HELP
 from stanjax.runner.plan import check_gpu_visible, usable_cores
 
 DESCRIPTION = (
@@ -87,6 +89,12 @@ def add_parser(verbs) -> None:
         help="only these phases, e.g. abc (default: all, %(default)s)",
     )
     parser.add_argument(
+        "--isa",
+        choices=ISAS,
+        default="native",
+        help=ISA_HELP,
+    )
+    parser.add_argument(
         "--history",
         type=Path,
         nargs="+",
@@ -123,15 +131,25 @@ def duration(text: str) -> float:
 duration.__name__ = "duration (e.g. 25m)"  # argparse names the type in its one-line error
 
 
+def _shown(value) -> str:
+    return value if isinstance(value, str) else f"{value:g}"
+
+
 def planned(args, cores: int) -> tuple[Plan, bool]:
     """OUT's plan if it holds one made with these options (else a UsageError), or a new one; True if new."""
     path = args.out / PLAN_FILE
     if path.exists():
         plan = Plan.from_dict(json.loads(path.read_text()))
-        asked = {"budget_s": args.budget, "step_s": args.step, "cores": cores, "gpu_cores": args.gpu_cores}
+        asked = {
+            "budget_s": args.budget,
+            "step_s": args.step,
+            "cores": cores,
+            "gpu_cores": args.gpu_cores,
+            "isa": args.isa,
+        }
         differs = {key: (getattr(plan, key), value) for key, value in asked.items() if getattr(plan, key) != value}
         if differs:
-            what = ", ".join(f"{key} {old:g} (now {new:g})" for key, (old, new) in differs.items())
+            what = ", ".join(f"{key} {_shown(old)} (now {_shown(new)})" for key, (old, new) in differs.items())
             raise UsageError(
                 f"{args.out} holds a plan made with other options: {what}; run with those, or give a new --out"
             )
@@ -139,7 +157,7 @@ def planned(args, cores: int) -> tuple[Plan, bool]:
     history = [folder for folder in args.history if folder.exists()]
     estimate = Estimator(records.read(history), records.read_measurements(history)) if history else Estimator([])
     compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
-    return make_plan(args.budget, args.step, cores, args.gpu_cores, estimate, compile_s, args.phases), True
+    return make_plan(args.budget, args.step, cores, args.gpu_cores, estimate, compile_s, args.phases, args.isa), True
 
 
 def check(args, cores: int) -> None:
@@ -200,15 +218,25 @@ def main(args) -> int:
 
 
 def compile_stan(plan: Plan, out: Path, step: int) -> None:
-    """Every Stan program of the plan, compiled at once on all the box's cores (seconds where a step before
-    compiled them on this machine); the times of every step in compile.json."""
-    ids = sorted({item.job.model_id for item in all_items(plan) if item.job and family(item.job.engine) == STAN})
-    start = time.perf_counter()
-    failed = (
-        compile_each([(model_id, model_command(model_id)) for model_id in ids], plan.cores, out / "compile.log")
-        if ids
-        else 0
+    """Every Stan program of the plan, as its runs build it (ISA, threaded program or not), compiled at once on
+    all the box's cores (seconds where a step before compiled them on this machine); the times of every step in
+    compile.json."""
+    ids = sorted(
+        {
+            (item.job.model_id, item.job.placement.isa, item.job.placement.threads_per_chain)
+            for item in all_items(plan)
+            if item.job and family(item.job.engine) == STAN
+        }
     )
+    start = time.perf_counter()
+    tasks = [
+        (
+            f"{model_id} ({isa}{f', {threads} threads' if threads > 1 else ''})",
+            model_command(model_id, isa=isa, threads=threads),
+        )
+        for model_id, isa, threads in ids
+    ]
+    failed = compile_each(tasks, plan.cores, out / "compile.log") if tasks else 0
     seconds = time.perf_counter() - start
     path = out / COMPILE_FILE
     steps = json.loads(path.read_text()) if path.exists() else []

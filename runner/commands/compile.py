@@ -18,6 +18,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.campaign import WORKER_PYTHON
+from stanjax.runner.config import Placement
 
 FAILURE_TAIL_LINES = 20
 
@@ -56,18 +57,19 @@ def main(args) -> int:
     return compile_models(ids)
 
 
-def model_command(*model_ids: str) -> list[str]:
-    """The command that compiles these models in a process of their own, under the workers' interpreter."""
-    return [WORKER_PYTHON, "-m", "stanjax.runner.commands.compile", *model_ids]
+def model_command(*model_ids: str, isa: str = "native", threads: int = 1) -> list[str]:
+    """The command that compiles these models in a process of their own, under the workers' interpreter, as a run
+    on ``isa`` with ``threads`` per chain builds them (threads > 1: the reduce_sum program)."""
+    return [WORKER_PYTHON, "-m", "stanjax.runner.commands.compile", f"--isa={isa}", f"--threads={threads}", *model_ids]
 
 
-def compile_models(model_ids: list[str]) -> int:
+def compile_models(model_ids: list[str], placement: Placement = Placement()) -> int:
     """Compile one model after another in this process, one line each."""
     from stanjax.runner.engines import get_engine
 
     engine = get_engine("stan")
     for model_id in model_ids:
-        handle = engine.compile(models.get(model_id))
+        handle = engine.compile(models.get(model_id), placement)
         how = "cached" if handle["cached"] else f"compiled in {handle['compile_s']:.1f} s"
         print(f"{model_id}: {how}", flush=True)
     return 0
@@ -116,5 +118,12 @@ def compile_each(tasks: list[tuple[str, list[str]]], jobs: int, log: Path | None
     return 0
 
 
+def parse_model_command(argv: list[str]) -> tuple[list[str], Placement]:
+    """``model_command``'s arguments back: the model IDs and the placement they are built for."""
+    options = dict(arg[2:].split("=", 1) for arg in argv if arg.startswith("--"))
+    placement = Placement(isa=options.get("isa", "native"), threads_per_chain=int(options.get("threads", 1)))
+    return [arg for arg in argv if not arg.startswith("--")], placement
+
+
 if __name__ == "__main__":  # model_command's process: these models, one after another, in this process
-    sys.exit(compile_models(sys.argv[1:]))
+    sys.exit(compile_models(*parse_model_command(sys.argv[1:])))

@@ -13,6 +13,7 @@ from stanjax.runner import environment, records
 from stanjax.runner.campaign import interrupted, run_campaign
 from stanjax.runner.config import CHAIN_METHODS, DEVICES, ISAS, Job
 from stanjax.runner.engines import ENGINE_NAMES
+from stanjax.runner.isa import ISA_HELP
 from stanjax.runner.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
 from stanjax.runner.suites import SUITES
 
@@ -82,10 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--isa",
         choices=ISAS,
         default=Request.isa,
-        help="the CPU instruction set both sides are built for: native (the host's: Stan with "
-        "-march=native, XLA's default) or x86-64-v2 (SSE4.2, no AVX, on both sides: Stan with "
-        "-march=x86-64-v2, XLA's CPU ISA capped at SSE4.2). The record states it "
-        "(default: %(default)s)",
+        help=ISA_HELP,
     )
     parser.add_argument(
         "--reruns",

@@ -68,9 +68,12 @@ def start_jax(placement: Placement, chains: int):
     an ISA limit is asked for after XLA has started (its flags are read once, at start-up)."""
     import sys
 
+    # Before numpyro imports jax: jax reads JAX_PLATFORMS once, at import. Set after, the worker of a CPU run on a
+    # box with a GPU started JAX on the GPU (the borrowed H200, 2026-11-26); the config update below covers a jax
+    # that something imported before this call.
+    os.environ["JAX_PLATFORMS"] = PLATFORMS[placement.device]
     import numpyro
 
-    os.environ["JAX_PLATFORMS"] = PLATFORMS[placement.device]
     limit = isas.xla_flag(placement.isa)
     if limit and limit not in os.environ.get("XLA_FLAGS", "").split():
         bridge = sys.modules.get("jax._src.xla_bridge")
@@ -82,6 +85,7 @@ def start_jax(placement: Placement, chains: int):
     numpyro.enable_x64(placement.precision == "float64")
     import jax
 
+    jax.config.update("jax_platforms", PLATFORMS[placement.device])
     jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
     jax.config.update("jax_compilation_cache_dir", str(cache_dir() / "jax"))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
