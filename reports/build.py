@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -216,7 +217,7 @@ def build(
         "glossary": glossary.TERMS,
         "provenance": provenance,
         "stan_front_ends": stan_front_ends(runs, comparisons),
-        "failed": runs[runs.status != "ok"],
+        "failed": failed_groups(runs[runs.status != "ok"]),
         "gates": validity,
         "left_out": left_out,
         "min_blocks": stats.MIN_BLOCKS,
@@ -261,8 +262,8 @@ def build(
         html.get_template("report.html").render(
             **{
                 **context,
-                "comparisons": [{**c, "forest": figures.forest_svg(c)} for c in context["comparisons"]],
-                "stan_side": [{**c, "forest": figures.forest_svg(c)} for c in stan_side],
+                "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
+                "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in stan_side],
             },
             answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             approximations=accuracy_figures,
@@ -281,6 +282,14 @@ def build(
                 for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)
             ],
             studies=studies,
+            forests=[
+                {
+                    "anchor": forest_anchor(c),
+                    "title": f"{c['numerator']} vs {c['denominator']} on {c['machine']}, size {c['size']}",
+                    "svg": figures.forest_svg(c),
+                }
+                for c in [*context["comparisons"], *stan_side]
+            ],
             approximations=accuracy_figures,
             khat_fitted=validity.KHAT_FITTED,
         ),
@@ -292,6 +301,42 @@ def build(
             html.get_template("model.html").render(m=section), encoding="utf-8"
         )
     return index
+
+
+def failed_groups(failed: pd.DataFrame) -> list[dict]:
+    """Failed runs, a row per machine, model, engine setup and status: how many failed and in which repeats, the
+    first one's error, and the other runs' last lines where they differ (a failure repeated in every block is one
+    row, not one per block)."""
+
+    def last_line(error: str) -> str:
+        return (error.strip().splitlines() or [""])[-1]
+
+    rows = []
+    for (machine, model_id, label, status), group in failed.groupby(
+        ["machine", "model_id", "label", "status"], sort=True
+    ):
+        errors = [str(error) for error in group.sort_values("repeat").error]
+        rows.append(
+            {
+                "machine": machine,
+                "model_id": model_id,
+                "label": label,
+                "status": status,
+                "repeats": sorted(int(r) + 1 for r in group.repeat),
+                "error": errors[0],
+                "other_errors": sorted({last_line(e) for e in errors[1:]} - {last_line(errors[0])}),
+            }
+        )
+    return rows
+
+
+def forest_anchor(comparison: dict) -> str:
+    """The figures page's anchor of a pairing's forest plot (the index links to it: one figure per pairing would
+    outgrow the index as machines and setups are added)."""
+    text = (
+        f"forest-{comparison['machine']}-{comparison['size']}-{comparison['numerator']}-vs-{comparison['denominator']}"
+    )
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def serialisable_map(regime_map: dict) -> dict:

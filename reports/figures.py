@@ -76,6 +76,9 @@ def log_axes(ax, x: bool = True, y: bool = True, suffix: str = "") -> None:
         if on:
             scale("log")
             low, high = limits()  # after the switch to log: the autoscaled, positive limits
+            if not low > 0:  # no value on this axis (a panel of failed runs only): one nominal decade
+                low, high = 1, 10
+                (ax.set_xlim if axis is ax.xaxis else ax.set_ylim)(low, high)
             axis.set_major_formatter(tick_formatter(suffix, minor=False))
             # Minor labels (2, 5) only where the axis spans under two decades; wider ones have enough majors.
             axis.set_minor_formatter(tick_formatter(suffix, minor=True) if high < 100 * low else ticker.NullFormatter())

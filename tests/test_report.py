@@ -110,8 +110,14 @@ def section(html: str, name: str) -> str:
 
 def test_report_is_self_contained(report):
     html, out = report
-    assert html.count("<svg") >= 2  # the answer's figure and a forest plot, inline
-    assert (out / "figures.html").read_text().count("<svg") >= 5  # bar chart, study figures
+    assert html.count("<svg") >= 1  # the answer's figure, inline
+    figure_page = (out / "figures.html").read_text()
+    assert figure_page.count("<svg") >= 5  # bar chart, forest plots, study figures
+    # each pairing's forest plot is on the figures page, the index links to it from the pairing's block
+    links = re.findall(r'<a href="figures\.html#(forest-[a-z0-9-]+)">', section(html, "headline"))
+    assert links and "<svg" not in section(html, "headline")
+    for anchor in links:
+        assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', figure_page), anchor
     for page in [out / "index.html", out / "figures.html", *(out / "models").glob("*.html")]:
         # url(#id): an SVG clip path
         assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", page.read_text()), page
@@ -722,6 +728,19 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
     assert "reproduced for data-parallel likelihood" in verdict and "not reproduced for tiny model" in verdict
 
 
+def test_a_data_size_study_whose_every_run_failed_is_drawn_as_failures(tmp_path):
+    """Failed runs have no values, only their N (drawn at the axis' floor): a figure of nothing else still gets
+    its log axes (the first H200 campaign's Bradley-Terry grid, every CPU run failed, stopped the report)."""
+    study = [
+        replace(r, status="error", valid=False, error="Stan chain 1 failed (exit -11)")
+        for r in records.read(STUDIES)
+        if r.study == "data-size"
+    ]
+    html = build(write(tmp_path, study), tmp_path / "r").read_text()
+    figures = (tmp_path / "r" / "figures.html").read_text()
+    assert "Data size: " in html + figures and "failed run (crash or timeout)" in html + figures
+
+
 def test_ingram_tells_no_gpu_runs_from_no_valid_gpu_runs(tmp_path):
     from stanjax.reports.runs_table import tidy
     from stanjax.reports.study_claims import ingram_row
@@ -1055,3 +1074,56 @@ def test_the_answer_sentence_summarises_a_direction_with_many_models_and_names_w
     assert "The machines differ on Model 3." in sentence and "Model 7" not in sentence
     few = answer_sentence(PAIRINGS[1], rows[:SENTENCE_DETAIL], pd.DataFrame())
     assert "Model 1 (2.50× (2.20–2.90×), epyc-2core)" in few and "differ" not in few and "figure" not in few
+
+
+def test_a_failure_repeated_in_every_block_is_one_row(tmp_path, fixture_records):
+    """Failed runs are grouped by machine, model, engine setup and status: the repeats listed, the first run's
+    error shown, the others' last lines only where they differ (the first H200 campaign's 64 failed runs were a
+    95 KB table of the same traceback)."""
+    stan = sorted((r for r in fixture_records if r.engine == "stan"), key=lambda r: (r.model_id, r.repeat))
+    model_id = stan[0].model_id
+    failing = [r for r in stan if r.model_id == model_id][:2]
+    assert len(failing) == 2 and failing[0].repeat != failing[1].repeat
+    errors = {failing[0].run_id: "Traceback\nRuntimeError: Stan chain 1 failed (exit -11)"}
+    errors[failing[1].run_id] = "Traceback\nRuntimeError: Stan chain 3 failed (exit -11)"
+    recs = [
+        replace(r, status="error", valid=False, error=errors[r.run_id]) if r.run_id in errors else r
+        for r in fixture_records
+    ]
+    failed = section(build(write(tmp_path, recs), tmp_path / "r").read_text(), "failed")
+    rows = re.findall(r'<tr class="bad">(.*?)</tr>', failed, re.S)
+    assert len(rows) == 1, rows
+    assert f'<td>2</td><td class="text">{failing[0].repeat + 1}, {failing[1].repeat + 1}</td>' in rows[0]
+    assert "Stan chain 1 failed" in rows[0] and "the others ended: RuntimeError: Stan chain 3 failed" in rows[0]
+
+
+def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fixture_records):
+    """The three Maskell rows share one basis (the machine where most of their kinds ran validly); a GPU box whose
+    Stan-CPU runs all failed (the first H200 campaigns) still answers "JAX-GPU ≈ 20× JAX-CPU" on its own basis,
+    and says why."""
+    box = "h200-16core"
+    two_models = ("eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression")
+    # fewer models than the CPU machine's, so that machine stays the common basis
+    numpyro = five_blocks([r for r in fixture_records if r.engine == "numpyro" and r.model_id in two_models])
+    machine = replace(numpyro[0].provenance.machine, gpu=["NVIDIA H200, 580.159.04, 143771 MiB"], cores=16)
+    on_box = [replace(r, provenance=replace(r.provenance, machine=machine)) for r in numpyro]
+    gpu = [
+        replace(
+            r,
+            run_id=f"{r.run_id}-gpu",
+            device="gpu",
+            precision="float32",
+            chain_method="vectorized",
+            engine_info={**r.engine_info, "matmul_precision": "highest"},
+            metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / 17),
+        )
+        for r in on_box
+    ]
+    html = build(write(tmp_path, [*five_blocks(fixture_records), *on_box, *gpu]), tmp_path / "r").read_text()
+    rows = {anchor: verdict for anchor, _, verdict in claim_rows(html)}
+    claims = section(html, "claims")
+    assert f"On {box} at size tiny, this row&#39;s own basis (the other rows&#39; basis, " in claims, claims
+    assert "has no valid JAX-GPU run)" in claims
+    assert not rows["maskell-gpu-cpu"].startswith("not measured")
+    assert rows["maskell-gpu-stan"].startswith("not measured")  # no machine ran both: still said so
+    assert not rows["maskell-stan-cpu"].startswith("not measured")  # the common basis, as before
