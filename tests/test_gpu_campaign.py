@@ -320,3 +320,26 @@ def test_a_plan_made_with_other_options_is_refused(tmp_path, capsys):
     args = ["--budget", "60m", "--step", "1000s", "--isa", "x86-64-v3"]  # tiny_plan's budget and step, another ISA
     code = main(["campaign", "gpu", "--out", str(tmp_path), "--cores", "2", "--gpu-cores", "1", *args, "--dry-run"])
     assert code == 2 and "isa native (now x86-64-v3)" in capsys.readouterr().err
+
+
+@pytest.mark.stan
+def test_the_stan_probe_samples_one_chain_of_a_compiled_program_and_refuses_an_uncompiled_one():
+    """docker/gpu-stan-probe.py, the program the GPU box's Stan probe traces: here, where Stan works, one chain of
+    eight schools (compiled for the host by ``make test``'s precompile) samples; a build nobody compiled is
+    exit 2 with one line, before anything forks."""
+    import subprocess
+
+    from stanjax.models import ROOT
+    from stanjax.runner.campaign import WORKER_PYTHON
+
+    def probe(*args):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [WORKER_PYTHON, "docker/gpu-stan-probe.py", *args]
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+    done = probe(EIGHT, "native")
+    assert done.returncode == 0 and f"{EIGHT} (native): one chain sampled" in done.stdout, done.stderr
+    module = probe("--module", EIGHT, "native").stdout.strip()
+    assert module.endswith(".so") and Path(module).exists()
+    missing = probe("gym_funnel-neals_funnel", "x86-64-v2")  # never compiled for that ISA
+    assert missing.returncode == 2 and missing.stderr.strip().endswith("compile it first")
