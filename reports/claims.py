@@ -241,6 +241,6 @@ def claim_rows(
         ingram_row(runs, regime_maps),
         rlouf_row(measurements),
         devices_row(measurements),
-        carpenter_row(accuracy_points),
+        carpenter_row(accuracy_points, runs),
     ]
     return [{**row, "kind": verdict_class(row["verdict"])} for row in rows]

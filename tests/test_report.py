@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from msgspec.structs import replace
 
+from stanjax import models
 from stanjax.reports import stats
 from stanjax.reports.build import build
 from stanjax.reports.numbers import number, speed, times
@@ -862,6 +863,28 @@ def test_carpenter_is_judged_as_he_made_it_a_flow_against_stans_nuts_on_the_cent
     assert small == "reproduced at size small (243 parameters; the claim is about ~1,000)"
     missing = carpenter_row(carpenter_points([True], []))
     assert missing["verdict"] == "not measured here" and missing["measured"].startswith("no Stan NUTS run")
+    # NUTS on the non-centred twin at the same size: counted per label; a superseded run, another size, a flow and
+    # a scaling study's run are not
+    twin = models.get(CENTRED_IRT).reference_twin
+    base = {"model_id": twin, "size": "default", "study": "", "superseded": "", "retired": False, "draws": 2000}
+    runs = pd.DataFrame(
+        [
+            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True},
+            {**base, "engine": "stan", "label": "Stan-CPU", "valid": False},
+            {**base, "engine": "numpyro", "label": "NumPyro-CPU", "valid": True},
+            {**base, "engine": "numpyro", "label": "NumPyro-CPU", "valid": True, "draws": 1000},
+            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "superseded": "a bug"},
+            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "size": "small"},
+            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "study": "data-size"},
+            {**base, "engine": "flow_realnvp", "label": "RealNVP-CPU", "valid": True},
+        ]
+    )
+    measured = carpenter_row(carpenter_points([False] * 3, [False] * 3), runs)["measured"]
+    assert measured.endswith(
+        "; on its non-centred twin (the same posterior, reparameterised) NUTS passed its gates in 3 of 4 runs "
+        "(NumPyro-CPU 1 of 1 at 1,000 draws a chain, NumPyro-CPU 1 of 1 at 2,000 draws a chain, Stan-CPU 1 of 2 at "
+        "2,000 draws a chain)"
+    ), measured
 
 
 def test_tran_hoffman_compares_one_chains_step_time_at_covertype_size(fixture_records):
