@@ -79,10 +79,11 @@ lock-cuda:
 	  -c requirements.lock - -o requirements-cuda.lock
 
 # The locked wheels a borrowed GPU box lacks (its image has Python 3.12, JAX with CUDA, NumPy, SciPy, pandas,
-# matplotlib, rich, jinja2, aiohttp, xarray, optax; no internet): downloaded here into .gpu-carry/ for the device
+# matplotlib, rich, jinja2, aiohttp, xarray, optax, equinox, diffrax; no internet): downloaded here into .gpu-carry/ for the device
 # tool to carry (42 MB, httpstan 35 of them); docker/gpu-step.sh puts them on its PYTHONPATH there. README: "On a borrowed GPU".
-GPU_CARRY := appdirs arviz arviz-base arviz-plots arviz-stats blackjax clikit cmdstanpy crashtest httpstan \
-  inference-gym lazy-loader marshmallow msgspec numpyro orjson pastel pylev pystan stanio webargs xarray-einstats
+GPU_CARRY := appdirs arviz arviz-base arviz-plots arviz-stats blackjax clikit cmdstanpy crashtest flowjax httpstan \
+  inference-gym lazy-loader marshmallow msgspec numpyro orjson paramax pastel pylev pystan stanio webargs \
+  xarray-einstats
 gpu-carry: $(INSTALLED)
 	grep -E "^($(subst $(space),|,$(strip $(GPU_CARRY))))==" requirements.lock | sed 's/ .*//' > .gpu-carry.txt
 	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
