@@ -343,3 +343,38 @@ def test_the_stan_probe_samples_one_chain_of_a_compiled_program_and_refuses_an_u
     assert module.endswith(".so") and Path(module).exists()
     missing = probe("gym_funnel-neals_funnel", "x86-64-v2")  # never compiled for that ISA
     assert missing.returncode == 2 and missing.stderr.strip().endswith("compile it first")
+
+
+def test_a_loaded_run_is_run_once_more_where_the_step_has_time(tmp_path, monkeypatch, history):
+    """A run measured beside other work enters no ratio and loses its block; the step runs it once more (the
+    loaded record kept) when its estimate fits the step's time left after it, and not when it does not. Each
+    stand-in run takes 100 s of the step's clock."""
+    from types import SimpleNamespace
+
+    from stanjax.runner import gpu_steps
+    from stanjax.runner.run_measures import MachineLoad
+
+    busy = MachineLoad(other_processes_cores=0.35, load_average_start=1.0, load_average_end=1.0, loaded=True)
+    clock = SimpleNamespace(offset=0.0)
+    monkeypatch.setattr(gpu_steps, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + clock.offset))
+    calls = []
+
+    def run(self, job, study="", timeout_s=None, draws_file=None):
+        calls.append((job.engine, job.repeat))
+        clock.offset += 100.0
+        return replace(history[0], load=busy if len(calls) == 1 else None)
+
+    monkeypatch.setattr(gpu_steps.Recorder, "run", run)
+    job = Job(EIGHT, "stan", TINY, 0, Placement(), "bundled", 7, 1, 1)
+
+    def step(estimate_s: float, time_left_s: float, folder: Path) -> list:
+        calls.clear()
+        plan = Plan(3600, 1000, 2, 1, [Unit("a", "one", [Item("cpu", "", estimate_s, "test", job=job)])])
+        said = []
+        run_step(plan, folder, time.monotonic() + clock.offset + time_left_s, 600, [], say=said.append)
+        return calls, said
+
+    calls, said = step(20.0, 300.0, tmp_path / "time")
+    assert calls == [("stan", 0), ("stan", 0)] and any("is run again; the loaded record is kept" in x for x in said)
+    calls, _ = step(200.0, 250.0, tmp_path / "no-time")
+    assert calls == [("stan", 0)]  # 150 s left after the first run, 200 s estimated: no second
