@@ -21,7 +21,9 @@ divergent draws of 4,000 (1.1 %, over the gate's 1 %), NumPyro 316 s and 19. So 
 both engines (``target_accept``), as a Stan user raises adapt_delta when a few draws diverge: smaller steps, the
 same saturated trees. And the default network has H = 15 (285 weights, "a few hundred" as the issue asks): a
 gradient costs ~0.6 of H = 20's, so five paired blocks fit in about two hours on two cores; the large size keeps
-2,700 weights for the machines that can afford it.
+2,700 weights for the machines that can afford it. 2,000 draws a chain at default: at 1,000, of three blocks
+at 0.95 one had both runs valid; the others failed on a held-out quantity's R-hat, 1.011 and 1.012 (limit 1.01;
+campaign 20261125 on epyc-2core).
 """
 
 import numpy as np
@@ -77,6 +79,7 @@ SPEC = ModelSpec(
     quantities=(Parameter("mu_test", ("N_test",)), Parameter("lik_test", ("N_test",))),
     judged_by_quantities=True,
     target_accept=0.95,
+    min_draws={"default": 2000},
     sizes={
         "tiny": {"N": 20, "H": 3},
         "small": {"N": 100, "H": 10},
