@@ -83,11 +83,17 @@ def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> di
 
 
 def run_step(
-    plan: Plan, out: Path, deadline: float, timeout_s: float, written: list[RunRecord], say=print
+    plan: Plan,
+    out: Path,
+    deadline: float,
+    timeout_s: float,
+    written: list[RunRecord],
+    say=print,
+    rerun_loaded: bool = True,
 ) -> dict[str, list[Item]]:
     """Run both lanes at once until each has nothing left or no time for its next item (``deadline``: a
     time.monotonic() value); returns what is left per lane. Every finished run is on disk as it ends; a run
-    measured on a loaded machine is run once more where the step has time for it."""
+    measured on a loaded machine is run once more where the step has time for it (``rerun_loaded``)."""
     recorder = Recorder(out, timeout_s, written)
     lanes = lanes_left(plan, out)
     left: dict[str, list[Item]] = {}
@@ -109,7 +115,8 @@ def run_step(
             if item.job:
                 record = recorder.run(item.job, item.study, min(timeout_s, remaining))
                 left_s = deadline - time.monotonic()
-                if record.status == "ok" and record.load and record.load.loaded and item.estimate_s <= left_s:
+                loaded = rerun_loaded and record.status == "ok" and record.load and record.load.loaded
+                if loaded and item.estimate_s <= left_s:
                     # as `stanjax run --reruns` does, once, where the step has time for it: a loaded run enters no
                     # ratio, and a block without its clean run is lost
                     say(
