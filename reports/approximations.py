@@ -162,7 +162,7 @@ def carpenter_row(points: pd.DataFrame, runs: pd.DataFrame | None = None) -> dic
         }
     irt = points[points.model_id == model_id]
     flow = irt[irt.engine == CARPENTER_FLOW]
-    stan = irt[(irt.family == STAN) & ~irt.retired]
+    stan = irt[(irt.family == STAN) & ~irt.retired & ~irt.approximate]  # Stan's NUTS, not its ADVI or Pathfinder
     if flow.empty or stan.empty:
         missing = " and ".join(name for name, runs in (("no flow run", flow), ("no Stan NUTS run", stan)) if runs.empty)
         return {**row, "measured": f"{missing} on the centred IRT-2PL in these records", "verdict": NOT_MEASURED}

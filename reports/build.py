@@ -267,6 +267,7 @@ def build(
             },
             answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             approximations=accuracy_figures,
+            stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
             models=sections,
             has_studies=bool(studies),
             nightly=nightly,

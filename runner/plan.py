@@ -183,8 +183,9 @@ def with_threads(
     """Stan's threads per chain: ``threads`` if given, else with CmdStan ``cores // chains`` (threads only where
     that is at least 2: otherwise the chains alone fill the cores), with the bundled Stan one (measured here: its
     forked chains ran reduce_sum on one core, so threads only added reduce_sum's overhead). More than one only
-    for a model with a reduce_sum program. JAX engines: unchanged (XLA's threads are the worker's cores)."""
-    if entry(engine).family != STAN or spec.stan_threaded_file is None:
+    for a model with a reduce_sum program. JAX engines, and Stan's approximations (the plain program; Pathfinder
+    threads its paths): unchanged (XLA's threads are the worker's cores)."""
+    if entry(engine).family != STAN or entry(engine).approximate or spec.stan_threaded_file is None:
         return chosen
     if threads is None:
         threads = cores // config.chains if front_end == "cmdstan" else 1

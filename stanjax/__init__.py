@@ -179,8 +179,9 @@ def sample(
     timeout: float = 3600.0,
 ) -> Run:
     """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees; or an approximate
-    engine, flow_realnvp or flow_maf, whose warmup is its training steps) in a worker process, as ``stanjax run``
-    does; its record is appended to ``out``/results.jsonl. A failed run raises RuntimeError with the worker's last
+    engine, whose warmup is its training steps or iterations: flow_realnvp, flow_maf, advi_meanfield,
+    advi_fullrank, pathfinder, and Stan's through CmdStan, stan_advi_meanfield, stan_advi_fullrank,
+    stan_pathfinder) in a worker process, as ``stanjax run`` does; its record is appended to ``out``/results.jsonl. A failed run raises RuntimeError with the worker's last
     lines (its record is kept)."""
     import numpy as np
 

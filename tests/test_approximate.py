@@ -11,6 +11,7 @@ from stanjax import models
 from stanjax.runner import plan, validity
 from stanjax.runner.config import Placement, RunConfig
 from stanjax.runner.engines import ENGINES, SAMPLERS, approximate, get_engine
+from stanjax.runner.engines.stan import find_cmdstan
 from stanjax.runner.gpu_campaign import GPU_JAX_ENGINES
 from stanjax.runner.metrics import summarise
 from stanjax.runner.run_measures import RunMetrics
@@ -97,13 +98,52 @@ def test_an_approximation_is_gated_by_its_khat_and_its_errors_are_recorded_in_re
 
 
 APPROXIMATE = ("flow_realnvp", "flow_maf", "advi_meanfield", "advi_fullrank", "pathfinder")
+STAN_APPROXIMATE = ("stan_advi_meanfield", "stan_advi_fullrank", "stan_pathfinder")  # run where a CmdStan is found
 
 
 def test_approximate_engines_stay_out_of_the_samplers_suites_and_gpu_lanes():
-    assert {name for name, found in ENGINES.items() if found.approximate} == set(APPROXIMATE)
-    assert not set(APPROXIMATE) & set(SAMPLERS)
-    assert not set(APPROXIMATE) & set(GPU_JAX_ENGINES)
-    assert all(not set(APPROXIMATE) & set(suite["engines"]) for suite in SUITES.values())
+    every = {*APPROXIMATE, *STAN_APPROXIMATE}
+    assert {name for name, found in ENGINES.items() if found.approximate} == every
+    assert not every & set(SAMPLERS)
+    assert not every & set(GPU_JAX_ENGINES)
+    assert all(not every & set(suite["engines"]) for suite in SUITES.values())
+
+
+def cmdstan_like_fit(header: str):
+    """What ``draws_and_log_weights`` reads of a cmdstanpy fit: its column names and its Stan variables' layout
+    (stanio's, as cmdstanpy parses a CSV header)."""
+    from types import SimpleNamespace
+
+    import stanio
+
+    variables = {name: v for name, v in stanio.parse_header(header).items() if not name.endswith("__")}
+    return SimpleNamespace(column_names=tuple(header.split(",")), metadata=SimpleNamespace(stan_vars=variables))
+
+
+@pytest.mark.parametrize("q_sd, fitted", [(1.2, True), (0.4, False)])
+def test_cmdstans_approximate_draws_are_weighed_by_their_own_columns(q_sd, fitted):
+    """No CmdStan here (tests/test_cmdstan.py runs the engines where one is): CmdStan's ADVI writes each draw with
+    the model's log density (``log_p__``) and its normal's, up to a constant (``log_g__``: the standard normal's of
+    the draw before the affine map), and leaves ``lp__`` at 0. For a target N(0, 1) in 3 dimensions, a q = N(0,
+    1.2^2) fits (bounded weights) and one of sd 0.4 does not (heavy-tailed weights); read as the JAX side's are,
+    each lands on its side of 0.7, the draws keep their shapes, and a planted misreading (``lp__`` as log p) judges
+    even the fit unfitted."""
+    from stanjax.runner.engines import stan_approximate
+
+    draws = 20_000
+    x = np.random.default_rng(5).normal(scale=q_sd, size=(draws, 3))
+    log_p = norm.logpdf(x).sum(axis=1)
+    log_g = -0.5 * np.sum((x / q_sd) ** 2, axis=1)
+    table = np.column_stack([np.zeros(draws), log_p, log_g, x])
+    fit = cmdstan_like_fit("lp__,log_p__,log_g__,mu,theta.1,theta.2")
+    found, log_weights = stan_approximate.draws_and_log_weights(fit, table, stan_approximate.LOG_DENSITIES["advi"])
+    assert found["mu"].shape == (draws,) and found["theta"].shape == (draws, 2)
+    np.testing.assert_array_equal(found["theta"][:, 1], x[:, 2])
+    chosen, facts = approximate.weigh(log_weights, 4 * 500, seed=1, resample=False)
+    assert (facts["khat"] < validity.KHAT_FITTED) == fitted and list(chosen) == list(range(2000))
+    assert facts["importance_draws"] == draws and facts["kept"] == "q's own draws"
+    _, misread = stan_approximate.draws_and_log_weights(fit, table, ("lp__", "log_g__"))
+    assert approximate.weigh(misread, 2000, seed=1, resample=True)[1]["khat"] > validity.KHAT_FITTED
 
 
 def test_a_planted_wrong_flow_gets_a_high_khat_and_is_invalid(monkeypatch):
@@ -183,20 +223,25 @@ def test_a_spike_in_a_flows_gradient_is_clipped_before_adam_sees_it(monkeypatch)
 ENTROPY = 20261126
 
 
+NO_CMDSTAN = pytest.mark.skipif(find_cmdstan() is None, reason="no CmdStan found: set CMDSTAN to run Stan's ADVI")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("engine_name", APPROXIMATE)
+@pytest.mark.parametrize(
+    "engine_name", [*APPROXIMATE, *(pytest.param(name, marks=NO_CMDSTAN) for name in STAN_APPROXIMATE)]
+)
 def test_each_approximate_engine_fits_a_logistic_regression_and_its_record_says_how(tmp_path, monkeypatch, engine_name):
     """Fitted for 2,000 iterations, every approximate engine finds the tiny logistic regression (6 parameters, a
     posterior near a normal): every mean within 0.2 reference sd. Its importance weights pass the k-hat gate for
     all but mean-field ADVI, whose independent normals miss the coefficients' correlations and land near the 0.7
     limit (0.6-0.8 here), valid in some runs, not in others. (On the tiny eight schools, whose scale has a long
-    tail, Pathfinder's normals do not fit either: k-hat 0.83.)"""
+    tail, Pathfinder's normals do not fit either: k-hat 0.83.) Stan's, through CmdStan, where one is found."""
     monkeypatch.setattr(plan, "campaign_entropy", lambda: ENTROPY)
     run = sj.sample(LOGISTIC, engine=engine_name, size="tiny", warmup=2000, draws=500, out=tmp_path)
     record = run.record
     khat = record.gates["khat"]["khat"]
     assert math.isfinite(khat) and record.valid == (khat < validity.KHAT_FITTED)
-    if engine_name != "advi_meanfield":
+    if not engine_name.endswith("advi_meanfield"):
         assert record.valid and record.failed_gates == [], record.gates
     accuracy = record.gates["accuracy"]
     assert accuracy["checked"] and accuracy["max_mean_error"] < 0.2

@@ -24,7 +24,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
         (
             ["run", "--engines", "pymc"],
             "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees, flow_realnvp, "
-            "flow_maf, advi_meanfield, advi_fullrank, pathfinder)",
+            "flow_maf, advi_meanfield, advi_fullrank, pathfinder, stan_advi_meanfield, stan_advi_fullrank, "
+            "stan_pathfinder)",
         ),
         (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
         (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),
@@ -455,6 +456,30 @@ def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp
     assert main(["run", "--suite", "tiny", "--stan", "cmdstan", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--stan cmdstan: no CmdStan installation found" in err
+
+
+@pytest.mark.parametrize("engine", ["stan_advi_meanfield", "stan_advi_fullrank", "stan_pathfinder"])
+def test_stans_approximations_where_no_cmdstan_is_installed_are_bad_input(engine, monkeypatch, tmp_path, capsys):
+    """The bundled Stan only samples: Stan's ADVI and Pathfinder are refused with the reason before anything runs,
+    whatever --stan says; where a CmdStan is found they run through it, on the plain program (one thread a chain:
+    ADVI is one process, Pathfinder threads its paths itself), under their own labels."""
+    from stanjax.runner import plan as planning
+    from stanjax.runner.engines import label, stan
+
+    monkeypatch.setattr(stan, "find_cmdstan", lambda: None)
+    for asked in ("auto", "cmdstan"):
+        assert main(["run", "--suite", "tiny", "--engines", engine, "--stan", asked, "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{engine}: Stan's ADVI and Pathfinder run through CmdStan" in err
+    assert not (tmp_path / "r").exists()
+    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan")
+    monkeypatch.setattr(planning, "usable_cores", lambda: list(range(16)))
+    threaded = next(s for s in models.registry().values() if s.stan_threaded_file)
+    jobs = _plan("--engines", engine, "stan", "--models", threaded.id)
+    placements = {job.engine: (job.front_end, job.placement.threads_per_chain) for job in jobs}
+    assert placements == {engine: ("cmdstan", 1), "stan": ("cmdstan", 4)}
+    method = engine.removeprefix("stan_").replace("advi_", "ADVI-").replace("pathfinder", "Pathfinder")
+    assert label(engine, "cmdstan", "cpu", "float64", "parallel") == f"CmdStan-{method}-CPU"
 
 
 @pytest.mark.parametrize(

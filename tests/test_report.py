@@ -788,10 +788,22 @@ def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ra
     assert "<svg" in section(figure_page, "approximations")
     assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "Stan-CPU" in block
     assert '<td class="text">RealNVP-flow-CPU</td><td>2</td><td>1</td>' in block  # 2 runs, 1 fitted (k-hat 0.3)
+    assert 'id="stan-approximations">Stan\'s own ADVI and Pathfinder: no run in these records' in block
     assert "RealNVP-flow" not in section(html, "headline") and "RealNVP-flow" not in section(html, "answer")
     summary = json.loads((out / "summary.json").read_text())
     assert not any("flow" in str(row.get("label", "")) for row in summary["summary"])
     assert not any("RealNVP" in c["numerator"] or "RealNVP" in c["denominator"] for c in summary["headline"])
+    stan_info = next(r for r in schools if r.engine == "stan").engine_info  # a Stan record's, as CmdStan's has
+    stan_advi = replace(
+        flows[0],
+        engine="stan_advi_meanfield",
+        front_end="cmdstan",
+        run_id="advi",
+        chain_method="parallel",
+        engine_info={**stan_info, "method": "stan_advi_meanfield"},
+    )
+    block = section(build(write(tmp_path, [*fixture_records, *flows, stan_advi]), out).read_text(), "approximations")
+    assert "CmdStan-ADVI-meanfield-CPU" in block and 'id="stan-approximations"' not in block
 
 
 CENTRED_IRT = "irt_sparse_synth-irt_2pl_centred"
@@ -807,6 +819,7 @@ def carpenter_points(flow_fitted, stan_fitted, size="default", parameters=1_003,
             "model_id": CENTRED_IRT,
             "engine": engine,
             "family": family,
+            "approximate": engine != "stan",
             "retired": False,
             "size": size,
             "n_parameters": parameters,
@@ -851,6 +864,10 @@ def test_carpenter_is_judged_as_he_made_it_a_flow_against_stans_nuts_on_the_cent
 
     row = carpenter_row(carpenter_points([True] * 3, [False] * 3))
     assert row["verdict"] == "reproduced"
+    # Stan's own ADVI (through CmdStan) fitting there is not Stan's NUTS fitting there
+    with_advi = carpenter_points([True] * 3, [False] * 3)
+    advi = with_advi.iloc[[0]].assign(engine="stan_advi_meanfield", family="stan", approximate=True, fitted=True)
+    assert carpenter_row(pd.concat([with_advi, advi], ignore_index=True)) == row
     assert "realNVP" in row["claim"] and "importance resampling" in row["claim"] and "k-hat" in row["differs"]
     assert "at size default (1,003 parameters): the flow fitted in 3 of 3 runs (median k-hat 0.4" in row["measured"]
     assert "Stan's NUTS passed its gates in 0 of 3 (gates failed: divergences, reference; median 120" in row["measured"]

@@ -144,6 +144,40 @@ def _stan_front_end(requested: str) -> str:
     return requested
 
 
+NO_CMDSTAN = (
+    "Stan's ADVI and Pathfinder run through CmdStan, and no CmdStan installation is found (the bundled Stan only "
+    "samples): set CMDSTAN, or install one with cmdstanpy's install_cmdstan"
+)
+
+
+def _cmdstan_only(name: str) -> Callable[[str], str]:
+    """The front-end choice of an engine only CmdStan runs: refused, with the reason, where none is installed."""
+
+    def choose(requested: str) -> str:
+        from stanjax.runner.engines.stan import find_cmdstan
+
+        if not find_cmdstan():
+            raise UsageError(f"{name}: {NO_CMDSTAN}")
+        return "cmdstan"
+
+    return choose
+
+
+def _stan_approximate(name: str, label: str, order: int) -> EngineEntry:
+    """One of CmdStan's approximations (``runner/engines/stan_approximate.py``; its factory has the engine's name)."""
+    return EngineEntry(
+        name,
+        STAN,
+        {"cmdstan": label},
+        {"cpu": ("float64", "parallel")},
+        ("parallel",),
+        f"stanjax.runner.engines.stan_approximate:{name}",
+        order=order,
+        choose_front_end=_cmdstan_only(name),
+        approximate=True,
+    )
+
+
 def _approximate(name: str, front_end: str, label: str, order: int) -> EngineEntry:
     """An approximate-inference engine of ``runner/engines/approximate.py`` (its factory has the engine's name)."""
     return EngineEntry(
@@ -211,6 +245,10 @@ ENGINES: dict[str, EngineEntry] = {
         _approximate("advi_meanfield", "numpyro", "ADVI-meanfield", order=-3),
         _approximate("advi_fullrank", "numpyro", "ADVI-fullrank", order=-4),
         _approximate("pathfinder", "blackjax", "Pathfinder", order=-5),
+        # Stan's own: CmdStan's ADVI and multi-path Pathfinder (the bundled Stan only samples).
+        _stan_approximate("stan_advi_meanfield", "CmdStan-ADVI-meanfield", order=-6),
+        _stan_approximate("stan_advi_fullrank", "CmdStan-ADVI-fullrank", order=-7),
+        _stan_approximate("stan_pathfinder", "CmdStan-Pathfinder", order=-8),
     )
 }
 ENGINE_NAMES = tuple(ENGINES)

@@ -93,12 +93,7 @@ class ApproximateEngine:
         drawing_compile = clock.seconds()
 
         start = time.perf_counter()
-        log_weights = np.asarray(log_weights, dtype=np.float64)
-        smoothed, khat = pareto_smoothed(log_weights)
-        if self.resample:
-            chosen = np.random.default_rng(seed).choice(n_drawn, size=kept, p=np.exp(smoothed))
-        else:
-            chosen = np.arange(kept)
+        chosen, weighing = weigh(log_weights, kept, seed, self.resample)
         constrained = jax.vmap(problem.postprocess_fn)(jax.tree.map(lambda site: site[chosen], sites))
         draws = {
             name: np.asarray(value, dtype=np.float64).reshape(config.chains, config.draws, *value.shape[1:])
@@ -130,11 +125,7 @@ class ApproximateEngine:
             "method": self.name,
             "iterations": config.warmup,
             **facts,
-            "importance_draws": n_drawn,
-            "kept": "resampled by smoothed weight, with replacement" if self.resample else "q's own draws",
-            "khat": khat,
-            "importance_ess": importance_ess(smoothed) if np.isfinite(log_weights).any() else 0.0,
-            "non_finite_weights": int(np.sum(~np.isfinite(log_weights))),
+            **weighing,
             **device_info(jax, placement, config.chains),
         }
         return SampleResult(draws, timings, stats, info)
@@ -312,6 +303,26 @@ class PathfinderEngine(ApproximateEngine):
         points, log_q = jax.lax.map(one_path, (states, jax.random.split(key, paths)))
         points, log_q = points.reshape(paths * per_path, -1), log_q.reshape(-1)
         return jax.vmap(unravel)(points), log_q
+
+
+def weigh(log_weights, kept: int, seed: int, resample: bool) -> tuple[np.ndarray, dict]:
+    """The draws to keep, by index, and the record's facts of their weighing: the log weights log p - log q of
+    every draw made Pareto-smoothed (k-hat), then ``kept`` of the draws resampled by smoothed weight with
+    replacement, or, with ``resample`` False, the first ``kept`` of q's own. Both sides' approximations go through
+    here (:mod:`stanjax.runner.engines.stan_approximate` too)."""
+    log_weights = np.asarray(log_weights, dtype=np.float64)
+    smoothed, khat = pareto_smoothed(log_weights)
+    if resample:
+        chosen = np.random.default_rng(seed).choice(len(log_weights), size=kept, p=np.exp(smoothed))
+    else:
+        chosen = np.arange(kept)
+    return chosen, {
+        "importance_draws": len(log_weights),
+        "kept": "resampled by smoothed weight, with replacement" if resample else "q's own draws",
+        "khat": khat,
+        "importance_ess": importance_ess(smoothed) if np.isfinite(log_weights).any() else 0.0,
+        "non_finite_weights": int(np.sum(~np.isfinite(log_weights))),
+    }
 
 
 def pareto_smoothed(log_weights: np.ndarray) -> tuple[np.ndarray, float]:

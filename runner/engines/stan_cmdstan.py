@@ -29,12 +29,13 @@ class CmdStanBackend:
         self.cmdstan = cmdstan
 
     @staticmethod
-    def cpp_options(code: str, isa: str) -> dict:
+    def cpp_options(code: str, isa: str, threaded: bool = False) -> dict:
         """cmdstanpy's ``cpp_options`` (make variables) for a program: CmdStan's defaults (-O3) with the ISA's flags
         in CXXFLAGS_OPTIM, which Stan Math's make/compiler_flags documents as "additional flags to CXXFLAGS" (a
         CXXFLAGS on make's command line would replace CmdStan's own in older releases); Stan's threading for the
-        reduce_sum programs; and a main object of the ISA's own (``main_object``)."""
-        threads = "reduce_sum" in code
+        reduce_sum programs, or where ``threaded`` (multi-path Pathfinder runs its paths on threads); and a main
+        object of the ISA's own (``main_object``)."""
+        threads = threaded or "reduce_sum" in code
         return {
             "CXXFLAGS_OPTIM": isas.stan_flags(isa),
             **({"STAN_THREADS": True} if threads else {}),
@@ -92,11 +93,11 @@ class CmdStanBackend:
             "dtype": "float64",
         }
 
-    def compile(self, stan_file: Path, isa: str = "native"):
+    def compile(self, stan_file: Path, isa: str = "native", threaded: bool = False):
         import cmdstanpy
 
         code = stan_file.read_text()
-        options = self.cpp_options(code, isa)
+        options = self.cpp_options(code, isa, threaded)
         key = hashlib.sha256(f"{code}|{self.info(isa)['stan_version']}|{sorted(options.items())}".encode())
         folder = cache_dir() / "cmdstan" / key.hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
@@ -113,7 +114,7 @@ class CmdStanBackend:
         with tempfile.TemporaryDirectory(prefix="stanjax-cmdstan-") as output_dir:
             start = time.perf_counter()
             fit = handle["model"].sample(
-                data={k: np.asarray(v).tolist() for k, v in data.items()},
+                data=json_data(data),
                 chains=config.chains,
                 parallel_chains=config.chains,
                 iter_warmup=config.warmup,
@@ -140,3 +141,8 @@ class CmdStanBackend:
         )
         timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
         return SampleResult(draws, timings, stats, self.info(handle["isa"]))
+
+
+def json_data(data: dict) -> dict:
+    """The run's data as cmdstanpy writes it to CmdStan's JSON: NumPy arrays as nested lists."""
+    return {key: np.asarray(value).tolist() for key, value in data.items()}
