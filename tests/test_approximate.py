@@ -251,3 +251,38 @@ def test_each_approximate_engine_fits_a_logistic_regression_and_its_record_says_
     assert record.metrics.gradients_sampling == 0 and math.isnan(record.metrics.ms_per_gradient)
     assert record.timings.warmup_s > 0 and record.timings.sampling_s > 0 and record.timings.compile_s > 0
     assert run.draws["beta"].shape == (4, 500, 5)
+
+
+# Consoles as Stan 2.35's sources write them (stan/variational/advi.hpp, stan/services/pathfinder/single.hpp).
+ADVI_CONSOLE = """Begin eta adaptation.
+Success! Found best value [eta = 1] earlier than expected.
+
+Begin stochastic gradient ascent.
+  iter             ELBO   delta_ELBO_mean   delta_ELBO_med   notes
+   100          -40.262             1.000            1.000
+   200          -38.117             0.512            1.000
+   300          -38.101             0.011            0.004   MEDIAN ELBO CONVERGED
+
+Drawing a sample of size 40000 from the approximate posterior...
+COMPLETED.
+"""
+
+
+def test_cmdstans_consoles_are_read_into_the_record():
+    """ADVI's last ELBO row gives its iterations and final loss, "CONVERGED" with no "may not have converged" its
+    convergence; Pathfinder's "Best Iter" lines give each path's best iteration and, summed, its evaluations."""
+    from stanjax.runner.engines import stan_approximate
+
+    facts = stan_approximate.advi_console_facts(ADVI_CONSOLE)
+    assert facts == {"iterations_run": 300, "final_loss": 38.101, "converged": True, "gradients": None}
+    capped = ADVI_CONSOLE.replace("   MEDIAN ELBO CONVERGED", "") + (
+        "Informational Message: The maximum number of iterations is reached! The algorithm may not have converged.\n"
+    )
+    assert not stan_approximate.advi_console_facts(capped)["converged"]
+    assert stan_approximate.advi_console_facts("no ascent")["iterations_run"] is None
+    paths = "".join(
+        f"Path [{p}] :Initial log joint density = -52.1\nPath [{p}] :Best Iter: [{b}] ELBO (-38.2) evaluations: ({e})\n"
+        for p, b, e in ((1, 9, 223), (2, 11, 240))
+    )
+    assert stan_approximate.pathfinder_console_facts(paths) == {"best_iterations": [9, 11], "gradients": 463}
+    assert stan_approximate.pathfinder_console_facts("") == {"best_iterations": None, "gradients": None}
