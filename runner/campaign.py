@@ -205,6 +205,21 @@ def stopped_by(signum: int):
         signal.signal(signum, previous)
 
 
+@contextmanager
+def stop_signals_held():
+    """Ctrl-C and SIGTERM wait until the block ends, in the main thread (where Python runs their handlers): a
+    record is then both on disk and counted in ``written``, or neither (a stop between the two said "0 of 20 runs
+    finished and recorded" beside a record on disk). Other threads are never interrupted by them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -> int:
     """One line on what was kept; exit code 128 + the signal (130 for Ctrl-C, 143 for SIGTERM)."""
     signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
@@ -304,7 +319,7 @@ class Recorder:
         record = msgspec.convert(
             {**base_record(job, self.campaign_id, study), **outcome}, RunRecord, from_attributes=True
         )
-        with self._lock:
+        with self._lock, stop_signals_held():
             try:
                 records.append(self.results_file, record)
             except OSError as err:  # a full disk, say: what is on disk stays readable; say so in one line

@@ -266,3 +266,20 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
     assert main([*three_repeats(out), "--resume"]) == 0
     with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
         assert sorted(r.repeat for r in records.read(out)) == [0, 1, 2]
+
+
+def test_a_stop_signal_waits_until_a_record_is_both_on_disk_and_counted():
+    """Ctrl-C landing between a record's append and its count said "0 of 20 runs finished and recorded" beside a
+    record on disk (seen in make test): within ``stop_signals_held`` the signal waits, then stops the campaign."""
+    from stanjax.runner.campaign import stop_signals_held
+
+    done = []
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), stop_signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("on disk")
+            done.append("counted")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert done == ["on disk", "counted"]
