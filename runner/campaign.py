@@ -209,15 +209,22 @@ def stopped_by(signum: int):
 def stop_signals_held():
     """Ctrl-C and SIGTERM wait until the block ends, in the main thread (where Python runs their handlers): a
     record is then both on disk and counted in ``written``, or neither (a stop between the two said "0 of 20 runs
-    finished and recorded" beside a record on disk). Other threads are never interrupted by them."""
+    finished and recorded" beside a record on disk). Within, a stop signal is only noted; after, it is raised
+    again for the handlers in place before. Masking the signals would not do: another thread of the process can
+    take the signal, and Python still runs the handler in the main thread at once."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    received = []
+    stops = (signal.SIGINT, signal.SIGTERM)
+    before = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in stops}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        for signum in received:
+            signal.raise_signal(signum)
 
 
 def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -> int:
