@@ -1,0 +1,96 @@
+"""Bundled Stan's model modules built here, carried to a borrowed GPU box and filed in its httpstan cache.
+
+Why: on the lent H200 of 2026-11-26 every chain of a program compiled there (the image's gcc 13 and Python flags)
+died of a segmentation fault, while the lent H100 of 2026-11-23 sampled with modules compiled on the project's
+machine (docs/gpu.md). httpstan names a cached module by a hash of the program text and the interpreter (its
+version string and path), so a module built here is filed under the name the box's worker interpreter computes;
+the module itself does not depend on that name (its init function is always ``stan_services``).
+
+    python docker/gpu-stan-carried.py pack ISA MODEL_ID ...   # here: compile (or find compiled) and copy into .gpu-stan/
+    python docker/gpu-stan-carried.py install                 # there, under the workers' interpreter
+
+``pack`` strips the modules' debug sections (25 MB -> 1 MB each) and the ISA's ``stan_services.o`` likewise;
+``install`` writes each into the box's cache with the services folder the campaign's compile step looks for, so
+that step finds every carried program compiled (``compile_s`` is then a cache load, as the record says).
+"""
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARRIED = ROOT / ".gpu-stan"
+
+
+def pack(isa: str, model_ids: list[str]) -> int:
+    import httpstan.cache
+    import httpstan.models
+
+    from stanjax import models
+    from stanjax.runner import isa as isas
+    from stanjax.runner.campaign import WORKER_PYTHON
+    from stanjax.runner.commands.compile import model_command
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+
+    if Path(sys.executable) != Path(WORKER_PYTHON):
+        sys.exit(f"run pack under the workers' interpreter, {WORKER_PYTHON}")
+    subprocess.run(model_command(*model_ids, isa=isa), check=True)
+    CARRIED.mkdir(exist_ok=True)
+    flags = isas.stan_flags(isa)
+    services = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+    shutil.copy(services / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
+    subprocess.run(["strip", "--strip-debug", CARRIED / f"stan_services.{isa}.o"], check=True)
+    index = json.loads((CARRIED / "index.json").read_text()) if (CARRIED / "index.json").exists() else {}
+    for model_id in model_ids:
+        code = HttpstanBackend.program_code(models.get(model_id).stan_file, isa)
+        name = httpstan.models.calculate_model_name(code)
+        [module] = [p for p in httpstan.cache.model_directory(name).iterdir() if p.suffix == ".so"]
+        stem = f"{model_id}.{isa}"
+        shutil.copy(module, CARRIED / f"{stem}.so")
+        subprocess.run(["strip", "--strip-debug", CARRIED / f"{stem}.so"], check=True)
+        (CARRIED / f"{stem}.stan").write_text(code)
+        index[stem] = {"model_id": model_id, "isa": isa, "flags": flags, "built_as": name}
+    (CARRIED / "index.json").write_text(json.dumps(index, indent=1))
+    print(f"{len(model_ids)} module(s) for {isa} in {CARRIED}")
+    return 0
+
+
+def install() -> int:
+    import httpstan.cache
+    import httpstan.models
+
+    package = Path(httpstan.models.__file__).parent.resolve()
+    index = json.loads((CARRIED / "index.json").read_text())
+    for flags in {entry["flags"] for entry in index.values()}:
+        isa = next(entry["isa"] for entry in index.values() if entry["flags"] == flags)
+        folder = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+        folder.mkdir(parents=True, exist_ok=True)
+        for part in ("include", "lib"):
+            link = folder / part
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(package / part)
+        shutil.copy(CARRIED / f"stan_services.{isa}.o", folder / "stan_services.o")
+    for stem, entry in index.items():
+        code = (CARRIED / f"{stem}.stan").read_text()
+        name = httpstan.models.calculate_model_name(code)
+        directory = httpstan.cache.model_directory(name)
+        directory.mkdir(parents=True, exist_ok=True)
+        suffix = next(s for s in EXTENSION_SUFFIXES if s.startswith(".cpython"))
+        shutil.copy(CARRIED / f"{stem}.so", directory / f"stan_services_model_{name.split('/')[1]}{suffix}")
+        (directory / "stderr.log").write_text(f"carried: built on another machine as {entry['built_as']}\n")
+        (directory / "stanc.log").write_text("")
+        print(f"{stem}: filed as {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["pack"]:
+        sys.exit(pack(sys.argv[2], sys.argv[3:]))
+    if sys.argv[1:] == ["install"]:
+        sys.exit(install())
+    sys.exit(__doc__)
