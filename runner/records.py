@@ -192,11 +192,13 @@ class RunRecord(msgspec.Struct, kw_only=True):
 def independent(runs: list[RunRecord]) -> list[RunRecord]:
     """The runs that are independent repeats: of completed runs with the same measurement key and sampler seed
     (the same draws: one run recorded twice, or campaigns that seeded alike, as before seeds took campaign
-    entropy) only the first is kept, so intervals come from independent seeds only."""
+    entropy) only the first is kept, so intervals come from independent seeds only. A loaded run and its clean
+    rerun (the same job, seed included) are both kept: the loaded one enters no ratio, only the count of runs
+    left out, and the rerun is the one its block needs."""
     seen, kept = set(), []
     for r in runs:
         if r.status == "ok" and r.sampler_seed is not None:
-            key = (r.measurement_key(), r.sampler_seed)
+            key = (r.measurement_key(), r.sampler_seed, bool(r.load and r.load.loaded))
             if key in seen:
                 continue
             seen.add(key)

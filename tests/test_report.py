@@ -950,15 +950,20 @@ def test_runs_with_no_load_recorded_enter_no_answer_and_are_counted(tmp_path):
     ) in section(html, "answer")
 
 
-def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(tmp_path, fixture_records):
+@pytest.mark.parametrize("seed_offset", [0, 1], ids=["rerun-same-seed", "rerun-new-seed"])
+def test_a_loaded_run_is_left_out_counted_and_its_clean_rerun_in_the_block_used(tmp_path, fixture_records, seed_offset):
     """Block 3's Stan run of covtype was loaded (its ESS/s a tenth) and rerun clean in the same block; eight
     schools' block 3 Stan run was loaded and not rerun. The answer: covtype's rerun, eight schools without that
-    block; the loaded runs counted, in the answer section, and still in the run table, marked."""
+    block; the loaded runs counted, in the answer section, and still in the run table, marked. The runner reruns
+    the same job, seed included (same draws): that rerun must not be dropped as a copy of the loaded run (the
+    GPU campaign of 2026-11-27 lost two of five eight-schools blocks so)."""
     recs = five_blocks([r for r in fixture_records if r.model_id in TWO_MODELS])
     loaded = [r for r in recs if r.engine == "stan" and r.repeat == 3]
     rerun = next(r for r in loaded if r.model_id == TWO_MODELS[0])
     slowed = [replace(r, load=LOADED, metrics=replace(r.metrics, ess_per_s=r.metrics.ess_per_s / 10)) for r in loaded]
-    again = replace(rerun, run_id="rerun", created="2026-12-09T00:00:00+00:00", sampler_seed=rerun.sampler_seed + 1)
+    again = replace(
+        rerun, run_id="rerun", created="2026-12-09T00:00:00+00:00", sampler_seed=rerun.sampler_seed + seed_offset
+    )
     html = build(write(tmp_path, [r for r in recs if r not in loaded] + slowed + [again]), tmp_path / "r").read_text()
     found = headline_of(tmp_path / "r")
     (tmp_path / "all-clean").mkdir()
