@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from stanjax.runner import records, studies
+from stanjax.runner import environment, records, studies
 from stanjax.runner.campaign import Recorder
 from stanjax.runner.gpu_campaign import Item, Plan
 from stanjax.runner.records import RunRecord
@@ -40,6 +40,19 @@ def done_items(plan: Plan, out: Path) -> set[int]:
         for index, item in enumerate(all_items(plan))
         if (item.job and item.job.key() in done) or (item.rwmh and (item.rwmh[1], item.rwmh[0]) in measured)
     }
+
+
+def campaign_to_continue(out: Path) -> str | None:
+    """The campaign ID of the newest run an earlier step left in ``out`` (its own records or unpacked ones), if
+    that step ran on this machine: a GPU campaign's steps are one campaign, so a block whose runs fall in two steps
+    still pairs (as ``stanjax run --resume``). None where there is none, or it ran on another machine (a block
+    pairs runs of one machine)."""
+    files = sorted(out.glob("*.jsonl"))
+    runs = records.read(files) if files else []
+    if not runs:
+        return None
+    newest = max(runs, key=lambda r: r.created)
+    return newest.campaign_id if newest.machine == environment.machine().slug else None
 
 
 def step_number(out: Path) -> int:
@@ -94,7 +107,7 @@ def run_step(
     """Run both lanes at once until each has nothing left or no time for its next item (``deadline``: a
     time.monotonic() value); returns what is left per lane. Every finished run is on disk as it ends; a run
     measured on a loaded machine is run once more where the step has time for it (``rerun_loaded``)."""
-    recorder = Recorder(out, timeout_s, written)
+    recorder = Recorder(out, timeout_s, written, campaign_id=campaign_to_continue(out))
     lanes = lanes_left(plan, out)
     left: dict[str, list[Item]] = {}
     lock = threading.Lock()

@@ -205,6 +205,29 @@ def test_a_step_runs_both_lanes_at_once_and_the_next_goes_on_where_it_stopped(tm
             return sorted(json.loads(line)["repeat"] for line in tar.extractfile(member).read().splitlines())
 
     assert runs_in(first[0]) == [0, 0] and runs_in(second[0]) == [1, 1]
+    # one campaign over its steps: a block whose runs fall in two steps pairs
+    assert len({(r.campaign_id, r.pairing) for r in written}) == 1
+
+
+def test_a_step_goes_on_with_the_campaign_of_the_steps_before_on_this_machine_only(tmp_path, history, monkeypatch):
+    """The steps of 2026-11-27's H200 campaign each started a campaign of their own, so covtype's GPU runs of
+    step 2 found no Stan run of step 1 to pair with. A step continues the newest earlier step's campaign (its
+    records, or unpacked ones) when that step ran on this machine; on another machine it starts its own."""
+    from stanjax.runner import gpu_steps
+
+    box = history[0].provenance.machine
+    monkeypatch.setattr(gpu_steps.environment, "machine", lambda: box)
+    assert gpu_steps.campaign_to_continue(tmp_path) is None
+    older = replace(history[0], campaign_id="older", created="2026-11-27T05:19:00+00:00")
+    newer = replace(history[0], campaign_id="newer", created="2026-11-27T05:25:00+00:00")
+    records.append(tmp_path / "step-01-results.jsonl", older)
+    records.append(tmp_path / records.RESULTS_FILE, newer)
+    assert gpu_steps.campaign_to_continue(tmp_path) == "newer"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    bigger = replace(newer.provenance, machine=replace(box, cores=box.cores + 8))
+    records.append(elsewhere / records.RESULTS_FILE, replace(newer, provenance=bigger))
+    assert gpu_steps.campaign_to_continue(elsewhere) is None
 
 
 def test_archives_split_into_parts_under_the_limit_and_keep_every_record(tmp_path):
