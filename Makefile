@@ -9,7 +9,7 @@ UV_VERSION := 0.9.30
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry docs
+.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry gpu-stan docs
 space := $(subst ,, )
 
 install: $(INSTALLED)
@@ -91,6 +91,17 @@ gpu-carry: $(INSTALLED)
 	  -d .gpu-carry -r .gpu-carry.txt
 	rm .gpu-carry.txt
 
+# Bundled Stan's modules for the GPU campaign's plan (GPU_PLAN: the options its steps will get), built here and
+# carried to the GPU box in .gpu-stan/ (about 1 MB a program): programs the box compiled itself died there
+# (docs/gpu.md, "On a borrowed GPU"). The plan's Stan programs are read from its dry run.
+GPU_PLAN ?= --cores 16 --budget 11m --step 5.5m
+GPU_ISA ?= x86-64-v3
+gpu-stan: $(INSTALLED)
+	$(BIN)/stanjax campaign gpu --dry-run $(GPU_PLAN) --isa $(GPU_ISA) --out .gpu-stan-plan \
+	  | awk '$$1 == "cpu" && / · stan-cpu · / {print $$4}' | sort -u > .gpu-stan.txt
+	$(BIN)/python docker/gpu-stan-carried.py pack $(GPU_ISA) $$(cat .gpu-stan.txt)
+	rm -f .gpu-stan.txt
+
 # Regenerate requirements.lock from pyproject.toml (needs PyPI); uv runs from its own throwaway venv.
 lock:
 	$(PYTHON) -m venv .venv-lock
@@ -99,4 +110,4 @@ lock:
 	  -o requirements.lock
 
 clean:
-	rm -rf $(VENV) .venv-lock out build .cache .gpu-carry
+	rm -rf $(VENV) .venv-lock out build .cache .gpu-carry .gpu-stan

@@ -6,8 +6,8 @@ machine (docs/gpu.md). httpstan names a cached module by a hash of the program t
 version string and path), so a module built here is filed under the name the box's worker interpreter computes;
 the module itself does not depend on that name (its init function is always ``stan_services``).
 
-    python docker/gpu-stan-carried.py pack ISA MODEL_ID ...   # here: compile (or find compiled) and copy into .gpu-stan/
-    python docker/gpu-stan-carried.py install                 # there, under the workers' interpreter
+    python docker/gpu-stan-carried.py pack ISA MODEL_ID ...   # here (`make gpu-stan`): compile, copy into .gpu-stan/
+    python docker/gpu-stan-carried.py install                 # there (docker/gpu-step.sh), the workers' interpreter
 
 ``pack`` strips the modules' debug sections (25 MB -> 1 MB each) and the ISA's ``stan_services.o`` likewise;
 ``install`` writes each into the box's cache with the services folder the campaign's compile step looks for, so
@@ -55,6 +55,9 @@ def pack(isa: str, model_ids: list[str]) -> int:
         (CARRIED / f"{stem}.stan").write_text(code)
         index[stem] = {"model_id": model_id, "isa": isa, "flags": flags, "built_as": name}
     (CARRIED / "index.json").write_text(json.dumps(index, indent=1))
+    # the modules' RUNPATH points into this cache's services folder: where the box's cache differs, its
+    # docker/gpu-step.sh puts httpstan's lib on LD_LIBRARY_PATH instead
+    (CARRIED / "cache-directory").write_text(str(httpstan.cache.cache_directory()))
     print(f"{len(model_ids)} module(s) for {isa} in {CARRIED}")
     return 0
 

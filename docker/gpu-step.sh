@@ -11,6 +11,18 @@ if [ ! -d "$site" ]; then
   python3 -m pip install --quiet --no-index --no-deps --target "$site" .gpu-carry/*.whl
 fi
 export PYTHONPATH="$PWD:$PWD/$site${PYTHONPATH:+:$PYTHONPATH}"
+# Bundled Stan's modules built on the project's machine (`make gpu-stan`), filed in this box's httpstan cache under
+# the names its worker interpreter computes: programs the box compiled itself died there (docs/gpu.md). Their
+# libtbb is found through the cache's services folder when the cache is where they were built, else through
+# LD_LIBRARY_PATH, which the campaign's workers inherit.
+if [ -f .gpu-stan/index.json ]; then
+  worker_python=$(python3 -c 'import sys; print(sys.prefix)')/bin/python
+  "$worker_python" docker/gpu-stan-carried.py install
+  cache=$("$worker_python" -c 'import httpstan.cache; print(httpstan.cache.cache_directory())')
+  if [ "$cache" != "$(cat .gpu-stan/cache-directory)" ]; then
+    export LD_LIBRARY_PATH="$PWD/$site/httpstan/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
 mkdir -p out/gpu-campaign
 if [ -d gpu-campaign ]; then cp -n gpu-campaign/* out/gpu-campaign/ 2>/dev/null || true; fi
 status=0
