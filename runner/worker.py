@@ -13,6 +13,7 @@ With DRAWS.npz (the API's ``sample``) the worker also saves the draws and the sa
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -47,9 +48,15 @@ def _planted_fault(engine: str) -> None:
 def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
     """Run on ``cores`` of the CPUs this process may use, from the ``first_core``-th on (0 cores: all of them),
     before any engine starts: XLA's and TBB's thread pools size themselves from this mask, and Stan's chains
-    inherit it. Returns the CPUs it runs on, for the record (``core_ids``)."""
+    inherit it. Every thread already running is pinned too, not only this one (Linux sets a thread's mask):
+    OpenBLAS starts its pool when numpy is imported, before this, and its threads left on every core can run a
+    job's BLAS on the other lane's cores (a suspect for the 16 of 110 runs the H200 campaign of 2026-11-27 flagged
+    loaded). Returns the CPUs it runs on, for the record (``core_ids``)."""
     if cores:
-        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[first_core : first_core + cores])
+        chosen = sorted(os.sched_getaffinity(0))[first_core : first_core + cores]
+        for thread in os.listdir("/proc/self/task"):
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.sched_setaffinity(int(thread), chosen)
     return sorted(os.sched_getaffinity(0))
 
 

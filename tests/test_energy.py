@@ -244,3 +244,21 @@ def test_pin_to_cores_takes_the_cores_from_the_first_core_on():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == [usable[1]]
     assert sorted(os.sched_getaffinity(0)) == usable  # this process kept its own
+
+
+def test_pin_to_cores_pins_the_threads_already_running():
+    """Threads started before the pin (OpenBLAS's pool, started at numpy's import) run on the job's cores too,
+    not on every core."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        pytest.skip("needs two usable cores")
+    code = (
+        "import json, os, threading; from stanjax.runner.worker import pin_to_cores\n"
+        "go = threading.Event(); waiting = threading.Thread(target=go.wait); waiting.start()\n"
+        "pinned = pin_to_cores(1, first_core=1)\n"
+        "masks = {t: sorted(os.sched_getaffinity(int(t))) for t in os.listdir('/proc/self/task')}\n"
+        "go.set(); waiting.join(); print(json.dumps([pinned, masks[str(waiting.native_id)], len(masks)]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    pinned, started_before, threads = json.loads(out.stdout.splitlines()[-1])
+    assert pinned == started_before == [usable[1]] and threads >= 2
