@@ -31,6 +31,7 @@ def pack(isa: str, model_ids: list[str]) -> int:
     import httpstan.models
 
     from stanjax import models
+    from stanjax.runner import environment
     from stanjax.runner import isa as isas
     from stanjax.runner.campaign import WORKER_PYTHON
     from stanjax.runner.commands.compile import model_command
@@ -41,6 +42,7 @@ def pack(isa: str, model_ids: list[str]) -> int:
     subprocess.run(model_command(*model_ids, isa=isa), check=True)
     CARRIED.mkdir(exist_ok=True)
     flags = isas.stan_flags(isa)
+    compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     services = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
     shutil.copy(services / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
     subprocess.run(["strip", "--strip-debug", CARRIED / f"stan_services.{isa}.o"], check=True)
@@ -53,7 +55,14 @@ def pack(isa: str, model_ids: list[str]) -> int:
         shutil.copy(module, CARRIED / f"{stem}.so")
         subprocess.run(["strip", "--strip-debug", CARRIED / f"{stem}.so"], check=True)
         (CARRIED / f"{stem}.stan").write_text(code)
-        index[stem] = {"model_id": model_id, "isa": isa, "flags": flags, "built_as": name}
+        index[stem] = {
+            "model_id": model_id,
+            "isa": isa,
+            "flags": flags,
+            "built_as": name,
+            "built_on": environment.machine().slug,
+            "compiler": compiler,
+        }
     (CARRIED / "index.json").write_text(json.dumps(index, indent=1))
     # the modules' RUNPATH points into this cache's services folder: where the box's cache differs, its
     # docker/gpu-step.sh puts httpstan's lib on LD_LIBRARY_PATH instead
@@ -65,6 +74,8 @@ def pack(isa: str, model_ids: list[str]) -> int:
 def install() -> int:
     import httpstan.cache
     import httpstan.models
+
+    from stanjax.runner.engines.stan_bundled import CARRIED_MARK
 
     package = Path(httpstan.models.__file__).parent.resolve()
     index = json.loads((CARRIED / "index.json").read_text())
@@ -85,7 +96,10 @@ def install() -> int:
         directory.mkdir(parents=True, exist_ok=True)
         suffix = next(s for s in EXTENSION_SUFFIXES if s.startswith(".cpython"))
         shutil.copy(CARRIED / f"{stem}.so", directory / f"stan_services_model_{name.split('/')[1]}{suffix}")
-        (directory / "stderr.log").write_text(f"carried: built on another machine as {entry['built_as']}\n")
+        (directory / "stderr.log").write_text(
+            f"{CARRIED_MARK}built on {entry['built_on']} ({entry['compiler']}) as {entry['built_as']}, "
+            "filed here by docker/gpu-stan-carried.py\n"
+        )
         (directory / "stanc.log").write_text("")
         print(f"{stem}: filed as {name}")
     return 0

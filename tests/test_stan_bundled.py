@@ -196,3 +196,22 @@ def test_one_chain_on_two_cores_runs_the_reduce_sum_program_on_both(tmp_path):
     assert (run.threads_per_chain, run.cores, run.label) == (2, 2, "Stan-CPU-2threads")
     assert run.engine_info["grainsize"] == 1 and run.engine_info["threads_per_chain"] == 2
     assert "pinned to its own 2 cores" in run.engine_info["chain_processes"]
+
+
+def test_a_module_carried_from_another_machine_is_told_apart_from_one_built_here(tmp_path, monkeypatch):
+    """A module filed by docker/gpu-stan-carried.py (built on the project's machine, carried to a GPU box whose own
+    builds crashed) keeps a note in place of the compiler's output; the record says so, where a module this
+    machine compiled says nothing."""
+    import httpstan.cache
+
+    from stanjax.runner.engines.stan_bundled import CARRIED_MARK, carried_from
+
+    monkeypatch.setattr(httpstan.cache, "cache_directory", lambda: tmp_path)
+    carried, built, unknown = (tmp_path / "models" / name for name in ("carried1", "builthere", "nolog"))
+    for folder in (carried, built, unknown):
+        folder.mkdir(parents=True)
+    note = f"{CARRIED_MARK}built on epyc-2core (g++ 12.2.0) as models/abc, filed here by docker/gpu-stan-carried.py"
+    (carried / "stderr.log").write_text(note + "\n")
+    (built / "stderr.log").write_text("In file included from stan/model/model_header.hpp:4:\nwarning: carried: x\n")
+    assert carried_from("models/carried1") == note
+    assert carried_from("models/builthere") is None and carried_from("models/nolog") is None

@@ -98,6 +98,7 @@ class HttpstanBackend:
             "isa": isa,
             "compile_s": time.perf_counter() - start,
             "cached": cached,
+            "carried": carried_from(name),
         }
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
@@ -120,9 +121,25 @@ class HttpstanBackend:
         per_chain = [_parse_elapsed(output) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
         info = self.info(handle["isa"])
+        if handle.get("carried"):
+            info["module"] = handle["carried"]
         if threads > 1:
             info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
         return SampleResult(draws, timings, stats, info)
+
+
+CARRIED_MARK = "carried: "
+
+
+def carried_from(model_name: str) -> str | None:
+    """What the cache says of a module built on another machine and filed here by ``docker/gpu-stan-carried.py``
+    (its compiler log holds that note instead of a compiler's output), or None for a module built here: a record
+    should say when its Stan was not built by this machine's compiler."""
+    import httpstan.cache
+
+    log = httpstan.cache.model_directory(model_name) / "stderr.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return text.strip() if text.startswith(CARRIED_MARK) else None
 
 
 @contextlib.contextmanager
