@@ -14,7 +14,6 @@ the module itself does not depend on that name (its init function is always ``st
 that step finds every carried program compiled (``compile_s`` is then a cache load, as the record says).
 """
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -35,7 +34,7 @@ def pack(isa: str, model_ids: list[str]) -> int:
     from stanjax.runner import isa as isas
     from stanjax.runner.campaign import WORKER_PYTHON
     from stanjax.runner.commands.compile import model_command
-    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend, services_path
 
     if Path(sys.executable) != Path(WORKER_PYTHON):
         sys.exit(f"run pack under the workers' interpreter, {WORKER_PYTHON}")
@@ -43,8 +42,7 @@ def pack(isa: str, model_ids: list[str]) -> int:
     CARRIED.mkdir(exist_ok=True)
     flags = isas.stan_flags(isa)
     compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    services = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
-    shutil.copy(services / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
+    shutil.copy(services_path(flags) / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
     subprocess.run(["strip", "--strip-debug", CARRIED / f"stan_services.{isa}.o"], check=True)
     index = json.loads((CARRIED / "index.json").read_text()) if (CARRIED / "index.json").exists() else {}
     for model_id in model_ids:
@@ -75,13 +73,12 @@ def install() -> int:
     import httpstan.cache
     import httpstan.models
 
-    from stanjax.runner.engines.stan_bundled import CARRIED_MARK
+    from stanjax.runner.engines.stan_bundled import CARRIED_MARK, services_path
 
     package = Path(httpstan.models.__file__).parent.resolve()
     index = json.loads((CARRIED / "index.json").read_text())
-    for flags in {entry["flags"] for entry in index.values()}:
-        isa = next(entry["isa"] for entry in index.values() if entry["flags"] == flags)
-        folder = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+    for isa, flags in {(entry["isa"], entry["flags"]) for entry in index.values()}:
+        folder = services_path(flags)
         folder.mkdir(parents=True, exist_ok=True)
         for part in ("include", "lib"):
             link = folder / part
@@ -89,12 +86,12 @@ def install() -> int:
                 link.unlink()
             link.symlink_to(package / part)
         shutil.copy(CARRIED / f"stan_services.{isa}.o", folder / "stan_services.o")
+    suffix = next(s for s in EXTENSION_SUFFIXES if s.startswith(".cpython"))
     for stem, entry in index.items():
         code = (CARRIED / f"{stem}.stan").read_text()
         name = httpstan.models.calculate_model_name(code)
         directory = httpstan.cache.model_directory(name)
         directory.mkdir(parents=True, exist_ok=True)
-        suffix = next(s for s in EXTENSION_SUFFIXES if s.startswith(".cpython"))
         shutil.copy(CARRIED / f"{stem}.so", directory / f"stan_services_model_{name.split('/')[1]}{suffix}")
         (directory / "stderr.log").write_text(
             f"{CARRIED_MARK}built on {entry['built_on']} ({entry['compiler']}) as {entry['built_as']}, "

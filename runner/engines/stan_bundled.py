@@ -185,6 +185,13 @@ def _services_built_with(flags: str):
         httpstan.models.PACKAGE_DIR = before
 
 
+def services_path(flags: str) -> Path:
+    """Where ``services_folder`` keeps the services object built with ``flags``, in httpstan's cache."""
+    import httpstan.cache
+
+    return httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+
+
 def services_folder(flags: str) -> Path:
     """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
     links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
@@ -195,7 +202,7 @@ def services_folder(flags: str) -> Path:
     from setuptools._distutils.ccompiler import new_compiler
 
     package = Path(httpstan.models.__file__).parent.resolve()
-    folder = httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
+    folder = services_path(flags)
     if (folder / "stan_services.o").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
