@@ -172,3 +172,114 @@ def test_a_cpu_run_pins_jax_to_the_cpu_even_when_jax_was_imported_first():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "cpu"
+
+
+SAME_DRAWS_PROBE = """
+import json, sys
+import numpyro
+numpyro.set_host_device_count(2)
+import numpy as np
+from numpyro.infer import MCMC, NUTS, init_to_uniform
+from stanjax import jax_models, models
+from stanjax.runner.config import Placement, RunConfig
+from stanjax.runner.engines import get_engine
+from stanjax.runner.engines.jax_setup import start_jax
+from stanjax.runner.engines.jax_setup import split_data
+import functools
+
+spec = models.get(sys.argv[1])
+data = spec.data("tiny", 1)
+config = RunConfig(size="tiny", chains=2, warmup=60, draws=40)
+engine = get_engine("numpyro")
+runs = {m: engine.sample(engine.compile(spec), data, config, 7, Placement("cpu", "float64", m))
+        for m in ("sequential", "parallel")}
+jax = start_jax(Placement("cpu", "float64", "sequential"), 2)
+sizes, arrays = split_data(data)
+kernel = NUTS(functools.partial(jax_models.load(spec.model_name), **sizes), target_accept_prob=config.target_accept,
+              max_tree_depth=config.max_treedepth, init_strategy=init_to_uniform(radius=config.init_radius))
+mcmc = MCMC(kernel, num_warmup=60, num_samples=40, num_chains=2, chain_method="sequential", progress_bar=False,
+            jit_model_args=True)
+mcmc.warmup(jax.random.PRNGKey(7), extra_fields=("num_steps",), collect_warmup=True, **arrays)
+warmup_gradients = int(np.sum(mcmc.get_extra_fields()["num_steps"]))
+mcmc.run(mcmc.post_warmup_state.rng_key, extra_fields=("num_steps",), **arrays)
+reference = {k: np.asarray(v, np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+steps = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+print(json.dumps({m: {"draws": all(np.array_equal(r.draws[k], reference[k]) for k in reference),
+                      "steps": bool(np.array_equal(r.stats.n_leapfrog, steps)),
+                      "warmup_gradients": r.stats.warmup_gradients == warmup_gradients,
+                      "traces": r.info["traces"], "bound": r.info["data_bound"]}
+                  for m, r in runs.items()}))
+"""
+
+
+def test_numpyro_engine_draws_what_numpyro_mcmc_draws():
+    """The engine's compiled loop is MCMC's (jit_model_args=True): the same seed gives the same draws, leapfrog
+    counts and warmup gradients, bit for bit, one chain after another and one device a chain. (MCMC's own parallel
+    chains fold the data into the program as constants, which moves the last bits; with the data as arguments
+    they agree.)"""
+    import json
+    import subprocess
+
+    from stanjax.models import ROOT
+    from stanjax.runner.campaign import WORKER_PYTHON
+
+    done = subprocess.run(
+        [WORKER_PYTHON, "-c", SAME_DRAWS_PROBE, EIGHT_SCHOOLS], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = json.loads(done.stdout.splitlines()[-1])
+    for method, found in runs.items():
+        assert found == {
+            "draws": True,
+            "steps": True,
+            "warmup_gradients": True,
+            "traces": {"warmup": 1, "sampling": 1},
+            "bound": ["J"],
+        }, method
+
+
+def _sleeping_model(when: str):
+    """A normal model that sleeps 1 s once: while it is traced (compilation) or while it runs (sampling)."""
+    import time
+
+    import jax
+    import numpyro
+    import numpyro.distributions as dist
+
+    slept = []
+
+    def sleep_once(*_):
+        if not slept:
+            slept.append(True)
+            time.sleep(1.0)
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+        if when == "compile":
+            sleep_once()
+        else:
+            jax.debug.callback(sleep_once, mu)
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    return model
+
+
+@pytest.mark.parametrize("when", ["compile", "sampling"])
+def test_numpyro_sampler_clock_holds_no_compilation(when):
+    """Direct clocks: a second of sleep planted in compilation stays out of the sampler's time; planted in a run
+    of the sampler, it shows there. (Wall less jax.monitoring's compile spans, the clock before, counted the model's
+    first trace, outside any span, as warmup.)"""
+    config = RunConfig(size="tiny", chains=1, warmup=50, draws=50)
+    result = get_engine("numpyro").sample(
+        {"model": _sleeping_model(when)},
+        {"y": np.linspace(-1.0, 1.0, 5)},
+        config,
+        seed=3,
+        placement=Placement("cpu", "float64", "sequential"),
+    )
+    sampler_s = result.timings.warmup_s + result.timings.sampling_s
+    if when == "compile":
+        assert sampler_s < 0.5 and result.timings.compile_s >= 1.0
+    else:
+        assert sampler_s >= 1.0
+    assert result.info["data_as_arguments"] == ["y"] and result.info["traces"] == {"warmup": 1, "sampling": 1}

@@ -6,7 +6,8 @@
   (Hoffman, Radul & Sountsov 2021): the many-chain, GPU-friendly adaptive HMC.
 
 Warmup and sampling are each one jitted function, compiled ahead of time (``lower().compile()``), so
-``compile_s`` is measured directly and the run clocks hold no compilation. ``info["traces"]`` counts how often
+``compile_s`` is measured directly and the run clocks hold no compilation. The data's arrays are their arguments,
+not constants folded into the program. ``info["traces"]`` counts how often
 each phase was traced: 1 each, or a silent recompilation happened.
 """
 
@@ -21,7 +22,7 @@ from stanjax import jax_models
 from stanjax.models import ModelSpec
 from stanjax.runner.config import Placement, RunConfig
 from stanjax.runner.engines import SampleResult, SamplerStats, Timings
-from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
+from stanjax.runner.engines.jax_setup import CompileClock, device_info, model_functions, start_jax
 
 CHEES_TARGET_ACCEPT = 0.651  # ChEES's default: the optimal acceptance rate for HMC
 CHEES_LEARNING_RATE = 0.025  # Adam on log step size and log trajectory length, as in BlackJAX's examples
@@ -51,33 +52,34 @@ class BlackJAXEngine:
             raise ValueError("BlackJAX engines run the chains as one vectorised batch")
         jax = start_jax(placement, config.chains)
         key_init, key_warmup, key_sample = jax.random.split(jax.random.PRNGKey(seed), 3)
-        init_z, potential_fn, postprocess_fn = initial_points(jax, handle["model"], data, config, key_init)
+        init_z, potential_of, constrain_of, arrays = model_functions(jax, handle["model"], data, config, key_init)
         traces = {"warmup": 0, "sampling": 0}
 
-        def logdensity(position):
-            return -potential_fn(position)
+        def logdensity_of(arrays):
+            potential_fn = potential_of(arrays)
+            return lambda position: -potential_fn(position)
 
         warmup, sampling = (_nuts_phases if self.algorithm == "nuts" else _chees_phases)(
-            jax, logdensity, config, traces
+            jax, logdensity_of, config, traces
         )
 
         clock = CompileClock()  # here only for its persistent-cache counts
         start = time.perf_counter()
-        warmup_compiled = jax.jit(warmup).lower(key_warmup, init_z).compile()
+        warmup_compiled = jax.jit(warmup).lower(key_warmup, init_z, arrays).compile()
         compile_s = time.perf_counter() - start
         start = time.perf_counter()
-        states, parameters, warmup_steps = jax.block_until_ready(warmup_compiled(key_warmup, init_z))
+        states, parameters, warmup_steps = jax.block_until_ready(warmup_compiled(key_warmup, init_z, arrays))
         warmup_s = time.perf_counter() - start
 
         start = time.perf_counter()
-        sampling_compiled = jax.jit(sampling).lower(key_sample, states, parameters).compile()
+        sampling_compiled = jax.jit(sampling).lower(key_sample, states, parameters, arrays).compile()
         compile_s += time.perf_counter() - start
         start = time.perf_counter()
-        positions, n_steps, divergent = jax.block_until_ready(sampling_compiled(key_sample, states, parameters))
+        positions, n_steps, divergent = jax.block_until_ready(sampling_compiled(key_sample, states, parameters, arrays))
         sampling_s = time.perf_counter() - start
 
         start = time.perf_counter()  # constrained draws in host arrays: what a user waits for beyond the sampler
-        constrained = jax.vmap(jax.vmap(postprocess_fn))(positions)  # (chains, draws, ...)
+        constrained = jax.vmap(jax.vmap(constrain_of(arrays)))(positions)  # (chains, draws, ...)
         draws = {name: np.asarray(value, dtype=np.float64) for name, value in constrained.items()}
         host_s = time.perf_counter() - start
         timings = Timings(
@@ -102,6 +104,7 @@ class BlackJAXEngine:
             "algorithm": self.algorithm,
             "traces": dict(traces),
             "superchains": config.superchains,
+            "data_as_arguments": sorted(arrays),
             **device_info(jax, placement, config.chains),
         }
         return SampleResult(draws, timings, stats, info)
@@ -115,11 +118,11 @@ def chees(front_end: str = "blackjax") -> BlackJAXEngine:
     return BlackJAXEngine("chees")
 
 
-def _nuts_phases(jax, logdensity, config: RunConfig, traces: dict):
-    """Window-adapted NUTS, one adaptation per chain; both phases vmapped over chains."""
+def _nuts_phases(jax, logdensity_of, config: RunConfig, traces: dict):
+    """Window-adapted NUTS, one adaptation per chain; both phases vmapped over chains, the data broadcast."""
     import blackjax
 
-    def adapt_one(key, position):
+    def adapt_one(key, position, logdensity):
         adaptation = blackjax.window_adaptation(
             blackjax.nuts,
             logdensity,
@@ -130,11 +133,12 @@ def _nuts_phases(jax, logdensity, config: RunConfig, traces: dict):
         tuned = {name: parameters[name] for name in ("step_size", "inverse_mass_matrix")}
         return state, tuned, info.info.num_integration_steps
 
-    def warmup(key, positions):
+    def warmup(key, positions, arrays):
         traces["warmup"] += 1
-        return jax.vmap(adapt_one)(jax.random.split(key, config.chains), positions)
+        logdensity = logdensity_of(arrays)
+        return jax.vmap(lambda k, p: adapt_one(k, p, logdensity))(jax.random.split(key, config.chains), positions)
 
-    def sample_one(key, state, parameters):
+    def sample_one(key, state, parameters, logdensity):
         kernel = blackjax.nuts(logdensity, max_num_doublings=config.max_treedepth, **parameters)
 
         def step(state, step_key):
@@ -143,25 +147,30 @@ def _nuts_phases(jax, logdensity, config: RunConfig, traces: dict):
 
         return jax.lax.scan(step, state, jax.random.split(key, config.draws))[1]
 
-    def sampling(key, states, parameters):
+    def sampling(key, states, parameters, arrays):
         traces["sampling"] += 1
-        return jax.vmap(sample_one)(jax.random.split(key, config.chains), states, parameters)
+        logdensity = logdensity_of(arrays)
+        return jax.vmap(lambda k, s, p: sample_one(k, s, p, logdensity))(
+            jax.random.split(key, config.chains), states, parameters
+        )
 
     return warmup, sampling
 
 
-def _chees_phases(jax, logdensity, config: RunConfig, traces: dict):
+def _chees_phases(jax, logdensity_of, config: RunConfig, traces: dict):
     """ChEES-tuned jittered HMC: one adaptation across the chain batch, then all chains share its parameters."""
     import blackjax
     import optax
 
-    adaptation = blackjax.chees_adaptation(logdensity, config.chains, target_acceptance_rate=CHEES_TARGET_ACCEPT)
     # ChEES hands back its jitter schedule as Python functions of constants: they cannot leave a jitted
     # function, so warmup returns the arrays and keeps the functions here for the sampling phase.
     schedule = {}
 
-    def warmup(key, positions):
+    def warmup(key, positions, arrays):
         traces["warmup"] += 1
+        adaptation = blackjax.chees_adaptation(
+            logdensity_of(arrays), config.chains, target_acceptance_rate=CHEES_TARGET_ACCEPT
+        )
         (states, parameters), info = adaptation.run(
             key,
             positions,
@@ -174,9 +183,9 @@ def _chees_phases(jax, logdensity, config: RunConfig, traces: dict):
         arrays = {name: value for name, value in parameters.items() if not callable(value)}
         return states, arrays, info.info.num_integration_steps
 
-    def sampling(key, states, parameters):
+    def sampling(key, states, parameters, arrays):
         traces["sampling"] += 1
-        kernel = blackjax.dynamic_hmc(logdensity, **parameters, **schedule)
+        kernel = blackjax.dynamic_hmc(logdensity_of(arrays), **parameters, **schedule)
 
         def step(states, step_key):
             states, info = jax.vmap(kernel.step)(jax.random.split(step_key, config.chains), states)

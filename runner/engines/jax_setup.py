@@ -5,7 +5,10 @@ Must run before anything else in the process initialises a JAX backend (workers 
 
 from __future__ import annotations
 
+import functools
 import os
+
+import numpy as np
 
 from stanjax.runner import isa as isas
 from stanjax.runner.config import Placement, RunConfig
@@ -119,6 +122,37 @@ def device_info(jax, placement: Placement, chains: int) -> dict:
         "cpu_threads": len(os.sched_getaffinity(0)),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "OpenBLAS's default"),
     }
+
+
+def split_data(data: dict) -> tuple[dict, dict]:
+    """(sizes, arrays): integer scalars and other non-array values are bound to the model (a plate's length must
+    be a Python int); the rest are arguments of the compiled functions (NumPyro's ``jit_model_args``), never
+    constants folded into the program, which at 581,012 rows cost XLA 10-14 s of compilation."""
+    sizes, arrays = {}, {}
+    for name, value in data.items():
+        is_size = isinstance(value, (bool, int, np.integer, str)) or value is None
+        (sizes if is_size else arrays)[name] = value
+    return sizes, arrays
+
+
+def model_functions(jax, model, data: dict, config: RunConfig, rng_key):
+    """As :func:`initial_points`, with the data's arrays as arguments: (points, potential_of, constrain_of,
+    arrays), where ``potential_of(arrays)`` and ``constrain_of(arrays)`` give the potential and constraining
+    functions for the arrays handed in (traced, inside a jitted function)."""
+    from numpyro.infer import init_to_uniform
+    from numpyro.infer.util import initialize_model
+
+    sizes, arrays = split_data(data)
+    ids = config.superchain_ids()
+    init, potential_of, constrain_of, _ = initialize_model(
+        jax.random.split(rng_key, config.superchains or config.chains),
+        functools.partial(model, **sizes),
+        init_strategy=init_to_uniform(radius=config.init_radius),
+        model_kwargs=arrays,
+        dynamic_args=True,
+    )
+    points = init.z if ids is None else jax.tree.map(lambda starts: starts[jax.numpy.asarray(ids)], init.z)
+    return points, lambda a: potential_of(**a), lambda a: constrain_of(**a), arrays
 
 
 def initial_points(jax, model, data: dict, config: RunConfig, rng_key):
