@@ -147,39 +147,50 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> float:
 
 
 # A run is flagged as measured on a loaded machine when other processes kept, on average over its wall time, more
-# than this many cores busy.
-LOADED_CORES = 0.25
+# than this share of the cores it was measured on busy: 0.1 cores of a 2-core run's (a quiet 2-core VM shows at
+# most 0.016; a fixed 0.25 cores let 0.2 slow two committed runs by ~20 % unflagged), 0.7 of a 14-core lane's.
+LOADED_SHARE = 0.05
 
 
 def load_sample(core_ids: list[int] | None = None) -> dict:
     """What :func:`machine_load` needs at one instant: the busy CPU seconds since boot of ``core_ids`` (every CPU
-    for None; /proc/stat; None where unreadable), this process's CPU seconds (a run's worker's are added after
-    it ends), the 1-minute load average."""
+    for None; /proc/stat; None where unreadable) and how many cores they are, this process's CPU seconds (a run's
+    worker's are added after it ends), the 1-minute load average."""
     try:
         lines = Path("/proc/stat").read_text().splitlines()
+        every = [line.split(maxsplit=1)[0] for line in lines if line[:3] == "cpu" and line[3:4].isdigit()]
         wanted = {"cpu"} if core_ids is None else {f"cpu{core}" for core in core_ids}
         rows = [[int(x) for x in line.split()[1:9]] for line in lines if line.split(maxsplit=1)[0] in wanted]
         if len(rows) != len(wanted):
             raise ValueError("a CPU missing from /proc/stat")
         busy = sum(sum(f) - f[3] - f[4] for f in rows) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+        cores = len(every) if core_ids is None else len(core_ids)
     except (OSError, ValueError, IndexError):
-        busy = None
+        busy, cores = None, None
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return {"busy_s": busy, "ours_s": usage.ru_utime + usage.ru_stime, "load_average": os.getloadavg()[0]}
+    return {
+        "busy_s": busy,
+        "cores": cores,
+        "ours_s": usage.ru_utime + usage.ru_stime,
+        "load_average": os.getloadavg()[0],
+    }
 
 
 def machine_load(before: dict, after: dict, wall_s: float) -> dict:
     """How busy the machine (or the run's own cores) was with other work during a run: the cores that processes
-    other than this campaign and the run's worker (Stan's chains included) kept busy on average, and the load
-    averages."""
-    others = None
+    other than this campaign and the run's worker (Stan's chains included) kept busy on average, their share of
+    the cores measured (loaded above ``LOADED_SHARE``), and the load averages."""
+    others = share = None
     if before["busy_s"] is not None and after["busy_s"] is not None and wall_s > 0:
         others = max(0.0, (after["busy_s"] - before["busy_s"]) - (after["ours_s"] - before["ours_s"])) / wall_s
+        share = others / before["cores"] if before.get("cores") else None
     return {
         "other_processes_cores": others,
+        "cores_measured": before.get("cores"),
+        "other_processes_share": share,
         "load_average_start": before["load_average"],
         "load_average_end": after["load_average"],
-        "loaded": others is not None and others > LOADED_CORES,
+        "loaded": share is not None and share > LOADED_SHARE,
     }
 
 
@@ -252,24 +263,27 @@ def _kill_group(proc: subprocess.Popen) -> float:
 
 
 def busy_elsewhere(core_ids: list[int] | None = None, window_s: float = 2.0) -> float | None:
-    """The cores other processes keep busy (on ``core_ids``; all for None) over the next ``window_s`` seconds;
-    None where /proc/stat is unreadable."""
+    """The share of ``core_ids``' cores (all for None) other processes keep busy over the next ``window_s``
+    seconds; None where /proc/stat is unreadable."""
     before = load_sample(core_ids)
     time.sleep(window_s)
-    return machine_load(before, load_sample(core_ids), window_s)["other_processes_cores"]
+    return machine_load(before, load_sample(core_ids), window_s)["other_processes_share"]
 
 
 def wait_for_quiet(core_ids: list[int] | None, max_wait_s: float, say) -> float | None:
-    """Wait, up to ``max_wait_s``, until other processes keep at most ``LOADED_CORES`` of ``core_ids`` busy; the
-    last busy figure (at most the threshold once quiet; None where unknown). ``say`` gets one line while waiting."""
+    """Wait, up to ``max_wait_s``, until other processes keep at most ``LOADED_SHARE`` of ``core_ids`` busy; the
+    last busy share (at most the threshold once quiet; None where unknown). ``say`` gets one line while waiting."""
     deadline = time.monotonic() + max_wait_s
     said = False
     while True:
         others = busy_elsewhere(core_ids)
-        if others is None or others <= LOADED_CORES or time.monotonic() >= deadline:
+        if others is None or others <= LOADED_SHARE or time.monotonic() >= deadline:
             return others
         if not said:
-            say(f"waiting for a quiet machine: other processes keep {others:.2f} cores busy (up to {max_wait_s:g} s)")
+            say(
+                f"waiting for a quiet machine: other processes keep {others:.0%} of the cores busy "
+                f"(up to {max_wait_s:g} s)"
+            )
             said = True
 
 

@@ -56,12 +56,16 @@ class RunMetrics(msgspec.Struct, kw_only=True):
 
 class MachineLoad(msgspec.Struct, kw_only=True):
     """Other work on the machine during a run: the cores other processes kept busy on average (None where
-    /proc/stat is unreadable), the 1-minute load average at start and end, and the flag the report shows."""
+    /proc/stat is unreadable), their share of the cores measured (the run's own where it was pinned; records made
+    before 2026-11-27 lack both and were flagged from 0.25 cores on), the 1-minute load average at start and end,
+    and the flag the report shows."""
 
     other_processes_cores: float | None
     load_average_start: float
     load_average_end: float
     loaded: bool
+    cores_measured: int | None = None
+    other_processes_share: float | None = None
 
 
 class SourceEnergy(msgspec.Struct, kw_only=True):

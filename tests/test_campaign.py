@@ -6,28 +6,41 @@ import time
 import pytest
 
 from stanjax.runner import campaign, records
-from stanjax.runner.campaign import LOADED_CORES, load_sample, machine_load
+from stanjax.runner.campaign import LOADED_SHARE, load_sample, machine_load
 
 
 def test_load_is_the_other_processes_busy_cores_and_flags_a_loaded_machine():
     quiet = machine_load(
-        {"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
-        {"busy_s": 110.2, "ours_s": 20.0, "load_average": 1.0},
+        {"busy_s": 100.0, "cores": 2, "ours_s": 10.0, "load_average": 0.1},
+        {"busy_s": 110.02, "cores": 2, "ours_s": 20.0, "load_average": 1.0},
         wall_s=10.0,
     )
-    assert quiet["other_processes_cores"] == pytest.approx(0.02) and not quiet["loaded"]
+    assert quiet["other_processes_cores"] == pytest.approx(0.002) and not quiet["loaded"]
     busy = machine_load(
-        {"busy_s": 100.0, "ours_s": 10.0, "load_average": 0.1},
-        {"busy_s": 125.0, "ours_s": 20.0, "load_average": 2.0},
+        {"busy_s": 100.0, "cores": 2, "ours_s": 10.0, "load_average": 0.1},
+        {"busy_s": 125.0, "cores": 2, "ours_s": 20.0, "load_average": 2.0},
         wall_s=10.0,
     )
     assert busy["other_processes_cores"] == pytest.approx(1.5) and busy["loaded"] and busy["load_average_end"] == 2.0
+    assert busy["other_processes_share"] == pytest.approx(0.75) and busy["cores_measured"] == 2
     unknown = machine_load(
-        {"busy_s": None, "ours_s": 0.0, "load_average": 0.0},
-        {"busy_s": None, "ours_s": 1.0, "load_average": 0.0},
+        {"busy_s": None, "cores": None, "ours_s": 0.0, "load_average": 0.0},
+        {"busy_s": None, "cores": None, "ours_s": 1.0, "load_average": 0.0},
         wall_s=1.0,
     )
     assert unknown["other_processes_cores"] is None and not unknown["loaded"]  # missing, never zero
+
+
+@pytest.mark.parametrize("cores, loaded", [(2, True), (14, False)])
+def test_load_is_judged_against_the_cores_a_run_was_measured_on(cores, loaded):
+    """0.2 cores of other work slowed two committed 2-core runs by ~20 % under a fixed 0.25-core threshold: it is
+    a tenth of a 2-core run's cores (flagged), and 1.4 % of a 14-core lane's (not)."""
+    load = machine_load(
+        {"busy_s": 100.0, "cores": cores, "ours_s": 10.0, "load_average": 0.1},
+        {"busy_s": 112.0, "cores": cores, "ours_s": 20.0, "load_average": 0.3},
+        wall_s=10.0,
+    )
+    assert load["other_processes_cores"] == pytest.approx(0.2) and load["loaded"] is loaded
 
 
 def test_a_busy_process_that_is_not_ours_is_seen():
@@ -36,7 +49,8 @@ def test_a_busy_process_that_is_not_ours_is_seen():
     subprocess.run(["sh", "-c", "timeout 1.5 sh -c 'while :; do :; done' >/dev/null 2>&1 &"], check=True)
     time.sleep(1.6)
     load = machine_load(before, load_sample(), wall_s=1.6)
-    assert load["other_processes_cores"] > LOADED_CORES and load["loaded"]
+    assert load["other_processes_share"] > LOADED_SHARE and load["loaded"]
+    assert before["cores"] == len([c for c in open("/proc/stat").read().split() if c[:3] == "cpu" and c[3:].isdigit()])
 
 
 def _outcome(loaded: bool) -> dict:
@@ -52,7 +66,7 @@ def _outcome(loaded: bool) -> dict:
             "other_processes_cores": busy,
             "load_average_start": 0.0,
             "load_average_end": 0.0,
-            "loaded": busy > LOADED_CORES,
+            "loaded": busy > 0.1,
         },
     }
 
@@ -190,8 +204,8 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
 
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
     said = []
-    busy = iter([1.5, 1.0, 0.1])
+    busy = iter([0.75, 0.5, 0.05])
     monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: next(busy))
-    assert campaign.wait_for_quiet(None, 60, said.append) == 0.1 and len(said) == 1
-    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: 1.5)
-    assert campaign.wait_for_quiet(None, 0, said.append) == 1.5  # no time left: runs anyway, flagged if loaded
+    assert campaign.wait_for_quiet(None, 60, said.append) == 0.05 and len(said) == 1
+    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: 0.75)
+    assert campaign.wait_for_quiet(None, 0, said.append) == 0.75  # no time left: runs anyway, flagged if loaded
