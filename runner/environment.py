@@ -6,6 +6,8 @@ thresholds fixed, as the provenance records).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
 import re
@@ -50,7 +52,9 @@ PACKAGES = (
 
 class Machine(msgspec.Struct, kw_only=True):
     """CPU model, cores (all, and those usable by the run), memory and any NVIDIA GPU (nvidia-smi's name, driver,
-    memory): enough to tell two machines apart."""
+    memory), and the CPU's identity beyond its name (``cpu_id``: family, model, stepping, microcode, a hash of its
+    flags and the vector extensions among them) with the kernel: enough to tell two machines apart. One slug
+    ("xeon-2core") covered a Xeon with AVX-512 and one without; ``fingerprint`` tells them apart."""
 
     hostname: str = ""
     cpu: str = ""
@@ -59,6 +63,17 @@ class Machine(msgspec.Struct, kw_only=True):
     memory_gib: float | None = None
     gpu: list[str] = []
     os: str = ""
+    cpu_id: dict[str, str] = {}  # empty: recorded before 2026-11-27
+    kernel: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        """8 hex digits from the CPU's name, identity and flags and the cores ("" for records without
+        ``cpu_id``): equal for two VMs of one CPU, which only a calibration can tell apart."""
+        if not self.cpu_id:
+            return ""
+        text = json.dumps([self.cpu, self.cores, self.cpu_id], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
 
     @property
     def slug(self) -> str:
@@ -88,15 +103,40 @@ def _run(cmd: list[str]) -> str | None:
         return None
 
 
+# The vector extensions a record names outright (the rest of the flags enter a hash): where XLA's and Stan's
+# native builds differ between two CPUs of one name.
+VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile")
+
+
+def cpu_identity(cpuinfo: str) -> tuple[str, dict[str, str]]:
+    """The first CPU's model name and its identity from /proc/cpuinfo's text: family, model, stepping,
+    microcode (where the kernel shows them), the vector extensions of ``VECTOR_FLAGS`` it has, a hash of every
+    flag."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break  # the first processor's block
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    identity = {
+        key.replace("cpu ", ""): fields[key]
+        for key in ("cpu family", "model", "stepping", "microcode")
+        if key in fields
+    }
+    flags = fields.get("flags", "").split()
+    if flags:
+        identity["vector"] = " ".join(flag for flag in VECTOR_FLAGS if flag in flags)
+        identity["flags_sha"] = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:12]
+    return fields.get("model name", ""), identity
+
+
 @cache
 def machine() -> Machine:
     """This machine, as records name it."""
-    cpu = platform.processor() or platform.machine()
+    cpu, cpu_id = platform.processor() or platform.machine(), {}
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        name, cpu_id = cpu_identity(Path("/proc/cpuinfo").read_text())
+        cpu = name or cpu
     except OSError:
         pass
     memory_gib = None
@@ -114,6 +154,8 @@ def machine() -> Machine:
         memory_gib=memory_gib,
         gpu=gpu.splitlines() if gpu else [],
         os=platform.platform(),
+        cpu_id=cpu_id,
+        kernel=platform.release(),
     )
 
 

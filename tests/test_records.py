@@ -174,6 +174,42 @@ def test_machine_slug_names_the_gpu_or_cpu_and_the_cores():
     assert environment.Machine(cpu="", cores=4).slug == "cpu-4core"
 
 
+XEON_CPUINFO = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: {model}
+model name\t: Intel(R) Xeon(R) Processor
+stepping\t: {stepping}
+microcode\t: 0xffffffff
+flags\t\t: fpu sse4_2 avx avx2 fma {extra}
+
+processor\t: 1
+model name\t: something else
+"""
+
+
+def test_two_cpus_of_one_slug_have_their_own_fingerprints():
+    """The committed "xeon-2core" records came from a Xeon with AVX-512 and one without: one slug (the folder
+    name), two fingerprints; the identity is the first processor's, its vector extensions named."""
+    machines = {}
+    for name, (model, stepping, extra) in {"skylake": (85, 4, "avx512f avx512bw"), "older": (79, 1, "")}.items():
+        cpu, cpu_id = environment.cpu_identity(XEON_CPUINFO.format(model=model, stepping=stepping, extra=extra))
+        machines[name] = environment.Machine(cpu=cpu, cores=2, cpu_id=cpu_id)
+    assert {m.slug for m in machines.values()} == {"xeon-2core"}
+    assert machines["skylake"].fingerprint != machines["older"].fingerprint
+    assert machines["skylake"].cpu_id["vector"] == "sse4_2 avx avx2 fma avx512f avx512bw"
+    assert machines["older"].cpu_id == {
+        "family": "6",
+        "model": "79",
+        "stepping": "1",
+        "microcode": "0xffffffff",
+        "vector": "sse4_2 avx avx2 fma",
+        "flags_sha": machines["older"].cpu_id["flags_sha"],
+    }
+    assert environment.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2).fingerprint == ""  # an older record
+    assert len(environment.machine().fingerprint) == 8  # this machine's, read from /proc/cpuinfo
+
+
 def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_path):
     path = tmp_path / "results.jsonl"
     run = {

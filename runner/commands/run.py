@@ -187,6 +187,8 @@ def main(args) -> int:
         print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
         return 0
     results_folder(args.out)
+    here = environment.machine()
+    print(f"machine: {here.slug} (fingerprint {here.fingerprint or 'unknown'}: {here.cpu}, {here.kernel})")
     written: list[records.RunRecord] = []
     try:
         rerun = run_campaign(
