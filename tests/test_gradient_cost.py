@@ -1,0 +1,35 @@
+"""Gradient costs measured before any sampling: each side as its sampler computes it, in a fresh process."""
+
+import pytest
+
+from stanjax.runner import gradient_cost
+
+LOGISTIC = "covtype_synth-logistic_regression"
+
+
+def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data():
+    """Two N 100x apart: the cost grows with N; and the per-gradient time does not fall as the loop grows 8x (a
+    gradient XLA hoisted out of the loop, computed once, would make it fall 8x)."""
+    cpu = {"JAX_PLATFORMS": "cpu"}
+    small = gradient_cost.measure("jax", LOGISTIC, "tiny", 300, env=cpu)
+    large, longer = (
+        gradient_cost.measure("jax", LOGISTIC, "tiny", 30_000, env=cpu, options=("--repeats", str(repeats)))
+        for repeats in (50, 400)
+    )
+    assert small["sizes"] == {"N": 300, "D": 5} and large["sizes"] == {"N": 30_000, "D": 5}
+    assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
+    assert longer["ms_per_gradient"] > large["ms_per_gradient"] / 2 and longer["repeats"] == 400
+    assert large["compile_s"] > 0 and large["device"] == "cpu" and large["precision"] == "float64"
+
+
+@pytest.mark.stan
+def test_a_stan_gradient_is_timed_inside_its_nuts_and_grows_with_the_data():
+    small, large = (gradient_cost.measure("stan", LOGISTIC, "tiny", n) for n in (300, 30_000))
+    assert small["leapfrog_steps"] > 300 and large["leapfrog_steps"] > 300  # 300 iterations, >= 1 step each
+    assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
+    assert large["threads"] == 1 and large["side"] == "stan"
+
+
+def test_a_bad_measurement_says_why_in_one_line():
+    with pytest.raises(RuntimeError, match="gradient cost jax no-such-model tiny failed"):
+        gradient_cost.measure("jax", "no-such-model", "tiny")
