@@ -27,6 +27,7 @@ from stanjax.reports import (
     figures,
     glossary,
     headline,
+    machines,
     numbers,
     regimes,
     stats,
@@ -100,7 +101,7 @@ def provenance_rows(all_records: list[RunRecord]) -> dict:
     stan_info = [r.engine_info for r in all_records if family(r.engine) == STAN and r.engine_info]
     return {
         "machines": [
-            {**json.loads(v), "slug": msgspec.convert(json.loads(v), Machine).slug}
+            {**json.loads(v), "label": msgspec.convert(json.loads(v), Machine).label}
             for v in distinct(records.to_builtins(p.machine) for p in prov)
         ],
         "versions": [json.loads(v) for v in distinct(p.versions for p in prov)],
@@ -196,7 +197,7 @@ def build(
     overview = answer.overview(campaign, regime_maps)
     points = approximations.accuracy_points(runs, all_records)
     claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements, points)
-    provenance = provenance_rows(all_records)
+    provenance = {**provenance_rows(all_records), "calibrations": machines.calibrations(measurements)}
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
     colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
     stan_side = [c for c in comparisons if headline.is_stan_side(c)]

@@ -214,7 +214,7 @@ def rwmh_svg(rwmh: list[dict], colours: dict) -> str:
     """Random-walk Metropolis in JAX and NumPy: draws/s and ESS/s against the number of chains, a line per
     backend and device (a marker per machine)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
-    table = pd.DataFrame([{**m, "line": rwmh_label(m), "machine": records.measurement_machine(m).slug} for m in rwmh])
+    table = pd.DataFrame([{**m, "line": rwmh_label(m), "machine": records.measurement_machine(m).label} for m in rwmh])
     machines = sorted(table.machine.unique())
     for (label, machine), line in table.sort_values("chains").groupby(["line", "machine"], sort=True):
         style = {

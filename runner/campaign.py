@@ -306,7 +306,7 @@ class Recorder:
         campaign_id: str | None = None,
         say=print,
     ):
-        self.campaign_id = campaign_id or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.campaign_id = campaign_id or new_campaign_id()
         self.results_file = out_dir / records.RESULTS_FILE
         self.log_dir = out_dir / "logs" / self.campaign_id
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -350,6 +350,11 @@ class Recorder:
                 ) from None
             self.written.append(record)
         return record
+
+
+def new_campaign_id() -> str:
+    """A campaign's id: its start (UTC) and 6 random hex digits."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
 
 
 def run_campaign(

@@ -67,6 +67,12 @@ class Machine(msgspec.Struct, kw_only=True):
     kernel: str = ""
 
     @property
+    def label(self) -> str:
+        """What records are grouped and paired by: the slug, with the fingerprint where the record has one
+        ("epyc-2core-cb44675b"); folders of results/ keep the slug."""
+        return f"{self.slug}-{self.fingerprint}" if self.fingerprint else self.slug
+
+    @property
     def fingerprint(self) -> str:
         """8 hex digits from the CPU's name, identity and flags and the cores ("" for records without
         ``cpu_id``): equal for two VMs of one CPU, which only a calibration can tell apart."""
@@ -128,6 +134,11 @@ def cpu_identity(cpuinfo: str) -> tuple[str, dict[str, str]]:
         identity["vector"] = " ".join(flag for flag in VECTOR_FLAGS if flag in flags)
         identity["flags_sha"] = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:12]
     return fields.get("model name", ""), identity
+
+
+def same_machine(recorded: Machine, here: Machine) -> bool:
+    """Whether a record's machine is ``here``: by label, or by slug for a record made before fingerprints."""
+    return recorded.label == here.label if recorded.fingerprint else recorded.slug == here.slug
 
 
 @cache

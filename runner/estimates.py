@@ -50,7 +50,7 @@ class Estimator:
                         bool(run.provenance.machine.gpu),
                         run.wall_s,
                         run.sizes,
-                        run.machine,
+                        run.provenance.machine.slug,
                         f"{run.engine}/{run.chain_method}",
                         run.config.warmup + run.config.draws,
                     )

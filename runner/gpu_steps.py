@@ -52,16 +52,13 @@ def campaign_to_continue(out: Path) -> str | None:
     if not runs:
         return None
     newest = max(runs, key=lambda r: r.created)
-    return newest.campaign_id if newest.machine == environment.machine().slug else None
+    return newest.campaign_id if environment.same_machine(newest.provenance.machine, environment.machine()) else None
 
 
 def step_number(out: Path) -> int:
     """This step's number: one more than the highest of the earlier steps' archives or unpacked records."""
     names = [path.name for path in [*out.glob("step-*.jsonl"), *(out / ARCHIVES).glob("step-*.tar.gz")]]
     return 1 + max((int(name[5:7]) for name in names if name[5:7].isdigit()), default=0)
-
-
-MEASUREMENTS_FILE = "measurements.jsonl"
 
 
 def all_items(plan: Plan) -> list[Item]:
@@ -91,7 +88,7 @@ def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> di
         "STANJAX_CPUS": ",".join(map(str, cpus)),
     }
     row = studies.measure(["rwmh", "gpu", str(chains), backend], env, timeout_s)
-    records.append(out / MEASUREMENTS_FILE, records.measurement("chains", {"measure": "rwmh", **row}))
+    records.append(out / records.MEASUREMENTS_FILE, records.measurement("chains", {"measure": "rwmh", **row}))
     return row
 
 
@@ -171,7 +168,7 @@ def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIM
     files are the campaign's records (``stanjax report`` reads every one)."""
     lines = {
         name: (out / name).read_bytes()[offsets.get(name, 0) :].splitlines(keepends=True)
-        for name in (records.RESULTS_FILE, MEASUREMENTS_FILE)
+        for name in (records.RESULTS_FILE, records.MEASUREMENTS_FILE)
         if (out / name).exists()
     }
     extras = [out / name for name in (PLAN_FILE, COMPILE_FILE, "compile.log") if (out / name).exists()]

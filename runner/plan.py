@@ -305,10 +305,10 @@ def campaign_to_resume(out: Path) -> str | None:
     runs = records.read(out / records.RESULTS_FILE)
     if not runs:
         return None
-    newest, here = max(runs, key=lambda r: r.created), environment.machine().slug
-    if newest.machine != here:
+    newest, here = max(runs, key=lambda r: r.created), environment.machine()
+    if not environment.same_machine(newest.provenance.machine, here):
         raise UsageError(
-            f"--resume: {out} is a campaign of {newest.machine} and this machine is {here}: resume it "
-            f"on {newest.machine}, or start this machine's own (--out results/{here}/...)"
+            f"--resume: {out} is a campaign of {newest.machine} and this machine is {here.label}: resume it "
+            f"on {newest.machine}, or start this machine's own (--out results/{here.slug}/...)"
         )
     return newest.campaign_id

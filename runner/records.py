@@ -31,6 +31,7 @@ from stanjax.runner.run_measures import MachineLoad, RunEnergy, RunMetrics, RunT
 
 SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
+MEASUREMENTS_FILE = "measurements.jsonl"  # what is measured beside runs: studies, calibrations
 RESULTS_FILES = (RESULTS_FILE, RESULTS_FILE + ".gz")  # a closed campaign's may be committed gzipped
 
 
@@ -133,7 +134,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
 
     @property
     def machine(self) -> str:
-        return self.provenance.machine.slug
+        """The machine's label: its slug, with its fingerprint where the record has one."""
+        return self.provenance.machine.label
 
     @property
     def label(self) -> str:

@@ -206,7 +206,13 @@ def test_two_cpus_of_one_slug_have_their_own_fingerprints():
         "vector": "sse4_2 avx avx2 fma",
         "flags_sha": machines["older"].cpu_id["flags_sha"],
     }
-    assert environment.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2).fingerprint == ""  # an older record
+    older_record = environment.Machine(cpu="Intel(R) Xeon(R) Processor", cores=2)  # made before fingerprints
+    assert older_record.fingerprint == "" and older_record.label == "xeon-2core"
+    assert machines["skylake"].label == f"xeon-2core-{machines['skylake'].fingerprint}"
+    # A record is of this machine by label, or by slug where it predates fingerprints (--resume, GPU steps).
+    assert not environment.same_machine(machines["older"], machines["skylake"])
+    assert environment.same_machine(older_record, machines["skylake"])
+    assert environment.same_machine(machines["skylake"], machines["skylake"])
     assert len(environment.machine().fingerprint) == 8  # this machine's, read from /proc/cpuinfo
 
 

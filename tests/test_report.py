@@ -1172,3 +1172,48 @@ def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fix
     assert not rows["maskell-gpu-cpu"].startswith("not measured")
     assert rows["maskell-gpu-stan"].startswith("not measured")  # no machine ran both: still said so
     assert not rows["maskell-stan-cpu"].startswith("not measured")  # the common basis, as before
+
+
+def _calibration(campaign_id: str, stan_ms: float, jax_ms: float, cpu: str = "Intel(R) Xeon(R) Processor") -> dict:
+    machine = {"cpu": cpu, "cores": 2, "cpu_id": {"family": "6", "model": "85", "vector": "avx2"}}
+    sides = [
+        {
+            "side": side,
+            "model_id": "covtype_synth-logistic_regression",
+            "sizes": {"N": 2000, "D": 20},
+            "ms_per_gradient": ms,
+        }
+        for side, ms in (("stan", stan_ms), ("jax", jax_ms))
+    ]
+    return {
+        "schema_version": records.SCHEMA_VERSION,
+        "kind": "measurement",
+        "study": "calibration",
+        "measure": "calibration",
+        "campaign_id": campaign_id,
+        "created": f"2026-11-2{len(campaign_id)}T10:00:00+00:00",
+        "provenance": {"machine": machine, "command": "stanjax run --suite quick"},
+        "sides": sides,
+    }
+
+
+def test_two_machines_under_one_name_are_told_apart_by_their_calibrations(tmp_path, fixture_records):
+    """The issue's two "xeon-2core" VMs: Stan's calibration gradient 1.7x apart is said beside the machines (one
+    name, two machines' ratios); 5 % apart is not."""
+    from stanjax.reports.machines import calibrations
+
+    near = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.0315, 0.020)])
+    assert len(near["rows"]) == 2 and near["differ"] == []
+    far = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.0205)])
+    (sentence,) = far["differ"]
+    assert sentence.startswith("xeon-2core: Stan's calibration gradient took 0.03 ms") and "1.70×" in sentence
+    other_cpu = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.02, cpu="AMD EPYC")])
+    assert other_cpu["differ"] == []  # another name: another machine, said by its label already
+    results = tmp_path / "results"
+    results.mkdir()
+    write(results, fixture_records)
+    (results / records.MEASUREMENTS_FILE).write_text(
+        "".join(json.dumps(m) + "\n" for m in (_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.0205)))
+    )
+    html = build(results, tmp_path / "report").read_text()
+    assert "Two machines under one name:" in html and "1.70×" in html

@@ -20,7 +20,6 @@ from stanjax.runner.gpu_steps import (
     ARCHIVED_FILE,
     COMPILE_ESTIMATE_S,
     COMPILE_FILE,
-    MEASUREMENTS_FILE,
     PLAN_FILE,
     all_items,
     lanes_left,
@@ -278,7 +277,7 @@ def run(plan: Plan, out: Path, timeout_s: float, new: bool) -> int:
         json.dumps(
             {
                 name: (out / name).stat().st_size
-                for name in (records.RESULTS_FILE, MEASUREMENTS_FILE)
+                for name in (records.RESULTS_FILE, records.MEASUREMENTS_FILE)
                 if (out / name).exists()
             }
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner import environment, records
-from stanjax.runner.campaign import interrupted, run_campaign
+from stanjax.runner.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
 from stanjax.runner.config import CHAIN_METHODS, DEVICES, ISAS, Job
 from stanjax.runner.engines import ENGINE_NAMES
 from stanjax.runner.isa import ISA_HELP
@@ -151,6 +151,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "rests on; with --resume, of what is left",
     )
     parser.add_argument(
+        "--calibrate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="start by timing a fixed gradient of each side on one core (Stan's inside its NUTS, JAX's jitted; "
+        "covtype at its small size), written to OUT/measurements.jsonl under the campaign's ID, so the report can "
+        "tell two machines of one name apart (default: when the campaign has 2 or more repeats)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
@@ -188,7 +196,10 @@ def main(args) -> int:
         return 0
     results_folder(args.out)
     here = environment.machine()
-    print(f"machine: {here.slug} (fingerprint {here.fingerprint or 'unknown'}: {here.cpu}, {here.kernel})")
+    print(f"machine: {here.label} ({here.cpu}, kernel {here.kernel})")
+    if jobs and (args.calibrate if args.calibrate is not None else max(job.repeat for job in jobs) >= 1):
+        campaign_id = campaign_id or new_campaign_id()
+        print(calibrate(args.out, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []
     try:
         rerun = run_campaign(
@@ -204,6 +215,24 @@ def main(args) -> int:
         return interrupted(stop, written, jobs, args.out)
     print(campaign_summary(written, rerun, args.out))
     return 1 if any(r.status != "ok" for r in written) else 0
+
+
+def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:
+    """The campaign's calibration, appended to ``out``'s measurements; one line saying what it measured. A
+    calibration that fails is said and the campaign goes on without one."""
+    from stanjax.runner import gradient_cost
+
+    try:
+        sides = gradient_cost.calibrate(cpus)
+    except (RuntimeError, OSError, ValueError) as err:
+        return f"calibration failed ({err}): the campaign goes on without one"
+    records.append(
+        out / records.MEASUREMENTS_FILE,
+        records.measurement("calibration", {"measure": "calibration", "campaign_id": campaign_id, "sides": sides}),
+    )
+    model_id, size = gradient_cost.CALIBRATION
+    costs = ", ".join(f"{s['side']} {s['ms_per_gradient']:.4f} ms" for s in sides)
+    return f"calibration ({model_id}, {size}, one core): {costs} a gradient"
 
 
 def estimate_text(jobs: list[Job], history: list[Path]) -> str:

@@ -1,0 +1,48 @@
+"""Machines told apart: the calibration each campaign started with (a fixed Stan gradient and a fixed JAX gradient,
+timed on one core: :mod:`stanjax.runner.gradient_cost`), per machine label, and where two campaigns of one machine
+name disagree by more than ``SPREAD``: their ratios are then two machines' ratios under one name."""
+
+from __future__ import annotations
+
+import msgspec
+
+from stanjax.runner.environment import Machine
+
+SPREAD = 0.15  # two calibrations of one side this far apart (high ÷ low - 1) are two machines
+
+
+def calibrations(measurements: list[dict]) -> dict:
+    """``rows``: one per campaign calibration (label, slug, campaign, when, each side's ms a gradient);
+    ``differ``: a sentence per machine slug and side whose calibrations differ by more than ``SPREAD``."""
+    rows = []
+    for m in measurements:
+        if m.get("measure") != "calibration":
+            continue
+        machine = msgspec.convert(m["provenance"]["machine"], Machine)
+        sides = {side["side"]: side["ms_per_gradient"] for side in m["sides"]}
+        rows.append(
+            {
+                "label": machine.label,
+                "slug": machine.slug,
+                "campaign_id": m["campaign_id"],
+                "created": m["created"],
+                "model_id": m["sides"][0]["model_id"],
+                "sizes": m["sides"][0]["sizes"],
+                **{f"{side}_ms": sides.get(side) for side in ("stan", "jax")},
+            }
+        )
+    rows.sort(key=lambda r: (r["slug"], r["created"]))
+    differ = []
+    for slug in sorted({r["slug"] for r in rows}):
+        for side, name in (("stan", "Stan"), ("jax", "JAX")):
+            found = sorted(
+                (r[f"{side}_ms"], r["label"], r["campaign_id"]) for r in rows if r["slug"] == slug and r[f"{side}_ms"]
+            )
+            if len(found) >= 2 and found[-1][0] > (1 + SPREAD) * found[0][0]:
+                (low, low_label, low_id), (high, high_label, high_id) = found[0], found[-1]
+                differ.append(
+                    f"{slug}: {name}'s calibration gradient took {low:.4g} ms ({low_label}, campaign {low_id}) and "
+                    f"{high:.4g} ms ({high_label}, campaign {high_id}), {high / low:.2f}×: more than "
+                    f"{SPREAD:.0%} apart, so the ratios of these campaigns are of two machines under one name"
+                )
+    return {"rows": rows, "differ": differ}
