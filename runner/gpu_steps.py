@@ -22,6 +22,7 @@ from stanjax.runner.records import RunRecord
 COMPILE_ESTIMATE_S = 120.0  # Stan programs compiled in parallel on a 16-core box (22 took 5.4 min on 2 cores)
 ARCHIVE_LIMIT_BYTES = 16 * 2**20  # what a borrowed GPU's session brings back: files of at most 16 MiB
 PLAN_FILE, COMPILE_FILE, ARCHIVES = "plan.json", "compile.json", "archives"
+ESTIMATES_FILE = "estimates.json"  # every run's estimate beside its actual time, step by step
 ARCHIVED_FILE = "archived.json"  # how many bytes of each records file earlier steps' archives hold
 
 
@@ -100,10 +101,13 @@ def run_step(
     written: list[RunRecord],
     say=print,
     rerun_loaded: bool = True,
+    timed: list[dict] | None = None,
 ) -> dict[str, list[Item]]:
     """Run both lanes at once until each has nothing left or no time for its next item (``deadline``: a
     time.monotonic() value); returns what is left per lane. Every finished run is on disk as it ends; a run
-    measured on a loaded machine is run once more where the step has time for it (``rerun_loaded``)."""
+    measured on a loaded machine is run once more where the step has time for it (``rerun_loaded``). Each run's
+    estimate, its basis and its actual wall time are added to ``timed``."""
+    timed = [] if timed is None else timed
     recorder = Recorder(out, timeout_s, written, campaign_id=campaign_to_continue(out))
     lanes = lanes_left(plan, out)
     left: dict[str, list[Item]] = {}
@@ -139,7 +143,20 @@ def run_step(
                     if record.status == "ok"
                     else f"{record.status.upper()} (log: {record.log})"
                 )
-                say(f"{lane} lane: {verdict}: {item.label()} in {record.wall_s:.0f} s")
+                say(
+                    f"{lane} lane: {verdict}: {item.label()} in {record.wall_s:.0f} s (estimated {item.estimate_s:.0f} s)"
+                )
+                with lock:
+                    timed.append(
+                        {
+                            "lane": lane,
+                            "run": item.label(),
+                            "estimate_s": item.estimate_s,
+                            "basis": item.basis,
+                            "actual_s": record.wall_s,
+                            "status": record.status,
+                        }
+                    )
             else:
                 try:
                     row = measure_rwmh(item, cpus, out, min(timeout_s, remaining))
@@ -161,6 +178,19 @@ def run_step(
     return left
 
 
+def estimates_summary(timed: list[dict]) -> str:
+    """How well a step's estimates held: how many runs took between half and twice their estimate, and the spread
+    of actual ÷ estimate (the planner's aim: 9 runs in 10 within 2×)."""
+    ratios = sorted(t["actual_s"] / t["estimate_s"] for t in timed if t["status"] == "ok" and t["estimate_s"] > 0)
+    if not ratios:
+        return "estimates: no completed run to set beside its estimate"
+    within = sum(0.5 <= r <= 2 for r in ratios)
+    return (
+        f"estimates: {within} of {len(ratios)} completed runs took within 2× of their estimate (actual ÷ estimate: "
+        f"median {ratios[len(ratios) // 2]:.2g}, {ratios[0]:.2g} to {ratios[-1]:.2g})"
+    )
+
+
 def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIMIT_BYTES) -> list[Path]:
     """The step's new records and measurements (what each file gained since ``offsets``), the plan, the compile
     times and the logs of failed runs, as ``archives/step-NN.tar.gz``; split into parts of at most ``limit``
@@ -171,7 +201,7 @@ def pack(out: Path, step: int, offsets: dict[str, int], limit: int = ARCHIVE_LIM
         for name in (records.RESULTS_FILE, records.MEASUREMENTS_FILE)
         if (out / name).exists()
     }
-    extras = [out / name for name in (PLAN_FILE, COMPILE_FILE, "compile.log") if (out / name).exists()]
+    extras = [out / name for name in (PLAN_FILE, COMPILE_FILE, ESTIMATES_FILE, "compile.log") if (out / name).exists()]
     failed_logs = [
         Path(r["log"])
         for r in _json_lines(lines.get(records.RESULTS_FILE, []))

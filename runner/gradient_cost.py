@@ -28,7 +28,11 @@ from stanjax.models import ROOT
 from stanjax.runner import environment
 from stanjax.runner.config import Placement, RunConfig
 
-STAN_ITERATIONS = (150, 150)  # warmup, draws of the short Stan run a gradient is timed inside
+# The short Stan run a gradient is timed inside: a few warmup iterations, then draws with trees of at most
+# 2^STAN_TREEDEPTH - 1 steps (a leapfrog step costs what it costs at any depth; an unadapted chain's trees of
+# 1,023 steps would make the calibration of a large model take minutes), draws grown until Stan's clock reads
+# at least STAN_MIN_S.
+STAN_WARMUP, STAN_DRAWS, STAN_TREEDEPTH, STAN_MIN_S, STAN_MAX_DRAWS = 10, 40, 3, 0.5, 20_000
 JAX_REPEATS = 200  # gradients in one compiled loop
 TIMINGS = 5  # of that loop: the median is taken
 
@@ -84,7 +88,8 @@ def jax_gradient(
         "device": jax.default_backend() if jax.default_backend() == "cpu" else "gpu",
         "precision": precision,
         "chains": chains,
-        "threads": len(os.sched_getaffinity(0)),
+        "threads": 1,  # Stan's threads a chain; XLA's CPU threads are the process's cores:
+        "cpu_threads": len(os.sched_getaffinity(0)),
         "ms_per_gradient": statistics.median(seconds) * 1e3,
         "compile_s": compile_s,
         "repeats": repeats,
@@ -94,7 +99,7 @@ def jax_gradient(
 
 
 def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1) -> dict:
-    """ms a leapfrog step of Stan's NUTS costs (one chain of ``STAN_ITERATIONS``), and its compile seconds."""
+    """ms a leapfrog step of Stan's NUTS costs (one chain, ``STAN_*``), and its compile seconds."""
     from stanjax.runner.engines import get_engine
 
     spec = models.get(model_id)
@@ -103,9 +108,16 @@ def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1
     start = time.perf_counter()
     handle = engine.compile(spec, placement)
     compile_s = time.perf_counter() - start
-    warmup, draws = STAN_ITERATIONS
-    config = RunConfig(size=size, chains=1, warmup=warmup, draws=draws, resize=resize)
-    result = engine.sample(handle, spec.data(size, config.data_seed(), resize), config, 1, placement)
+    data, draws = spec.data(size, RunConfig().data_seed(), resize), STAN_DRAWS
+    while True:
+        config = RunConfig(
+            size=size, chains=1, warmup=STAN_WARMUP, draws=draws, max_treedepth=STAN_TREEDEPTH, resize=resize
+        )
+        result = engine.sample(handle, data, config, 1, placement)
+        seconds = result.timings.sampling_s
+        if seconds >= STAN_MIN_S or draws >= STAN_MAX_DRAWS:
+            break
+        draws = min(STAN_MAX_DRAWS, int(draws * 1.5 * STAN_MIN_S / max(seconds, 1e-3)) + 1)
     steps = int(result.stats.n_leapfrog.sum())
     return {
         "side": "stan",
@@ -118,7 +130,8 @@ def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1
         "ms_per_gradient": result.timings.sampling_s / steps * 1e3,
         "compile_s": compile_s,
         "leapfrog_steps": steps,
-        "how": f"Stan's sampling clock ÷ its leapfrog steps, one chain of {warmup} + {draws}",
+        "how": f"Stan's sampling clock ÷ its leapfrog steps, one chain of {STAN_WARMUP} + {draws}, trees of at "
+        f"most depth {STAN_TREEDEPTH}",
     }
 
 
@@ -149,6 +162,76 @@ def measure(
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def setup_of(job) -> dict:
+    """What a job's gradient cost depends on (a :class:`stanjax.runner.config.Job`): the side, model, sizes,
+    device, precision, the chains one call computes (all of a vectorised batch, else one), Stan's threads a
+    chain. Equal setups are measured once; an estimate finds its setup's cost by it."""
+    from stanjax.runner.engines import STAN, family
+
+    stan = family(job.engine) == STAN
+    spec = models.get(job.model_id)
+    return {
+        "side": "stan" if stan else "jax",
+        "model_id": job.model_id,
+        "size": job.config.size,
+        "sizes": spec.size_kwargs(job.config.size, job.config.resize),
+        "device": job.device,
+        "precision": job.placement.precision,
+        "chains": job.config.chains if job.placement.chain_method == "vectorized" else 1,
+        "threads": job.placement.threads_per_chain if stan else 1,
+    }
+
+
+def setup_key(row: dict) -> str:
+    """A setup (or a measurement of one) as one string, for lookups."""
+    names = ("side", "model_id", "sizes", "device", "precision", "chains", "threads")
+    return json.dumps({name: row[name] for name in names}, sort_keys=True)
+
+
+def measure_one(setup: dict) -> dict:
+    """One setup's cost, in this process (JAX started for the setup's device and precision)."""
+    spec = models.get(setup["model_id"])
+    resize = tuple(
+        (name, value) for name, value in setup["sizes"].items() if spec.sizes[setup["size"]].get(name) != value
+    )
+    if setup["side"] == "stan":
+        return stan_gradient(setup["model_id"], setup["size"], resize, setup["threads"])
+    return jax_gradient(setup["model_id"], setup["size"], resize, setup["device"], setup["precision"], setup["chains"])
+
+
+def measure_setups(setups: list[dict], cpus: list[int] | None = None, timeout_s: float = 1800, say=print) -> list[dict]:
+    """Every setup's cost, one fresh process for each side, device and precision (JAX starts once a process),
+    each pinned to ``cpus``; a setup that fails is said and left out."""
+    groups: dict[tuple, list[dict]] = {}
+    for setup in {setup_key(s): s for s in setups}.values():
+        groups.setdefault((setup["side"], setup["device"], setup["precision"]), []).append(setup)
+    found = []
+    for (side, device, precision), group in groups.items():
+        platform = "cuda" if device == "gpu" else "cpu"
+        env = {**environment.worker_env(), "JAX_PLATFORMS": platform}
+        if cpus:
+            env["STANJAX_CPUS"] = ",".join(map(str, cpus))
+        done = subprocess.run(
+            [sys.executable, "-m", "stanjax.runner.gradient_cost", "--batch", json.dumps(group)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+        )
+        rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        found += [row for row in rows if "error" not in row]
+        for row in rows:
+            say(
+                f"gradient cost {row.get('side')} {row.get('device')} {row.get('precision')} {row.get('model_id')} "
+                f"{row.get('sizes')}: "
+                + (f"FAILED: {row['error']}" if "error" in row else f"{row['ms_per_gradient']:.4g} ms")
+            )
+        if done.returncode != 0 and not rows:
+            say(f"gradient costs of {side} on {device} ({precision}) failed: {done.stderr.strip().splitlines()[-1:]}")
+    return found
+
+
 def calibrate(cpus: list[int] | None = None) -> list[dict]:
     """The fixed calibration (``CALIBRATION``): Stan's and JAX's gradient cost on one core (``cpus[0]``, else
     the first this process may use)."""
@@ -158,6 +241,16 @@ def calibrate(cpus: list[int] | None = None) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("STANJAX_CPUS"):
+        os.sched_setaffinity(0, [int(cpu) for cpu in os.environ["STANJAX_CPUS"].split(",")])
+    if argv[:1] == ["--batch"]:  # setups (JSON) of one side, device and precision: a JSON line each, as measured
+        for setup in json.loads(argv[1]):
+            try:
+                row = {**measure_one(setup), "size": setup["size"]}
+            except Exception as err:  # one setup's failure (out of memory, say) is its row; the rest go on
+                row = {**setup, "error": f"{type(err).__name__}: {err}"[:300]}
+            print(json.dumps(row), flush=True)
+        return 0
     parser = argparse.ArgumentParser(prog="python -m stanjax.runner.gradient_cost", description=__doc__)
     parser.add_argument("side", choices=("stan", "jax"))
     parser.add_argument("model_id")
@@ -169,8 +262,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--threads", type=int, default=1, help="Stan: threads a chain (the reduce_sum program)")
     parser.add_argument("--repeats", type=int, default=JAX_REPEATS, help="JAX: gradients in the compiled loop")
     args = parser.parse_args(argv)
-    if os.environ.get("STANJAX_CPUS"):
-        os.sched_setaffinity(0, [int(cpu) for cpu in os.environ["STANJAX_CPUS"].split(",")])
     resize = ((models.get(args.model_id).n_key, args.n),) if args.n else ()
     if args.side == "jax":
         row = jax_gradient(args.model_id, args.size, resize, args.device, args.precision, args.chains, args.repeats)

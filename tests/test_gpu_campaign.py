@@ -402,3 +402,79 @@ def test_a_loaded_run_is_run_once_more_where_the_step_has_time(tmp_path, monkeyp
     assert calls == [("stan", 0), ("stan", 0)] and any("is run again; the loaded record is kept" in x for x in said)
     calls, _ = step(200.0, 250.0, tmp_path / "no-time")
     assert calls == [("stan", 0)]  # 150 s left after the first run, 200 s estimated: no second
+
+
+def _cost(job: Job, ms: float, compile_s: float = 4.0) -> dict:
+    from stanjax.runner.gradient_cost import setup_of
+
+    return {
+        "measure": "gradient_cost",
+        "created": "2026-11-27T12:00:00+00:00",
+        "ms_per_gradient": ms,
+        "compile_s": compile_s,
+        **setup_of(job),
+    }
+
+
+def test_an_estimate_is_composed_from_the_gradient_cost_measured_for_its_setup(history):
+    """Steps an iteration (earlier runs of the model, any machine) × iterations × the measured cost, + the engine's
+    compile on that device + a start; chains in turn where a vectorised batch does not hold them."""
+    from stanjax.runner.estimates import START_S
+
+    stan_job = Job(EIGHT, "stan", TINY, 0, Placement(), "bundled", 7, 2, 0)  # 4 chains on 2 cores: 2 in turn
+    numpyro_job = Job(EIGHT, "numpyro", TINY, 0, Placement("gpu", "float64", "vectorized"), "numpyro", 7, 2, 0)
+    estimate = Estimator(history, [_cost(stan_job, 0.01), _cost(numpyro_job, 0.5)])
+    ok = [r for r in history if r.model_id == EIGHT and r.status == "ok" and r.metrics.gradients_warmup is not None]
+    steps = statistics.median(
+        (r.metrics.gradients_sampling + r.metrics.gradients_warmup)
+        / (r.config.chains * (r.config.warmup + r.config.draws))
+        for r in ok
+    )
+    stan_compile = statistics.median(r.timings.compile_s for r in history if r.engine == "stan" and r.status == "ok")
+    seconds, basis = estimate(stan_job)
+    assert seconds == pytest.approx(START_S + stan_compile + 1500 * steps * 2 * 0.01 / 1e3)
+    assert basis.startswith("composed: 0.01 ms a gradient measured here") and "× 2 chains in turn" in basis
+    seconds, basis = estimate(numpyro_job)  # no NumPyro run on a GPU in the history: the measured compile
+    assert seconds == pytest.approx(START_S + 4.0 + 1500 * steps * 0.5 / 1e3) and "in turn" not in basis
+    # More parallel chains: the same setup (one chain a call), in turn on the job's cores; another data size or
+    # model: another setup, estimated from walls as before.
+    assert (
+        "× 4 chains in turn"
+        in estimate(Job(EIGHT, "stan", with_fields(TINY, chains=7), 0, Placement(), "bundled", 7, 2))[1]
+    )
+    assert not estimate(Job(COVTYPE, "stan", TINY))[1].startswith("composed")
+
+
+def test_a_step_sets_each_estimate_beside_its_actual_time():
+    from stanjax.runner.gpu_steps import estimates_summary
+
+    timed = [{"status": "ok", "estimate_s": 10.0, "actual_s": actual} for actual in (6.0, 9.0, 11.0, 19.0, 35.0)] + [
+        {"status": "timeout", "estimate_s": 10.0, "actual_s": 600.0}
+    ]
+    assert estimates_summary(timed) == (
+        "estimates: 4 of 5 completed runs took within 2× of their estimate (actual ÷ estimate: median 1.1, 0.6 to 3.5)"
+    )
+
+
+def test_calibrate_measures_each_lanes_setups_on_its_cores_before_planning(tmp_path, capsys, monkeypatch):
+    """--calibrate: every setup of the chosen phases measured once, the GPU lane's on its cores and the CPU lane's on
+    the rest, appended to OUT's measurements; the plan's estimates are then composed from them."""
+    from stanjax.runner import gradient_cost
+
+    asked = {}
+
+    def measure_setups(setups, cpus, **_):
+        asked[tuple(cpus)] = setups
+        return [{**s, "ms_per_gradient": 0.05, "compile_s": 3.0} for s in setups]
+
+    monkeypatch.setattr(gradient_cost, "measure_setups", measure_setups)
+    monkeypatch.setattr("stanjax.runner.commands.campaign.usable_cores", lambda: list(range(16)))
+    argv = ["campaign", "gpu", "--dry-run", "--cores", "16", "--phases", "a", "--budget", "60m", "--calibrate"]
+    assert main([*argv, "--out", str(tmp_path / "c"), "--history", str(FIXTURES)]) == 0
+    out = capsys.readouterr().out
+    gpu, cpu = asked[(0, 1)], asked[tuple(range(2, 16))]
+    assert {s["device"] for s in gpu} == {"gpu"} and {s["side"] for s in cpu} == {"stan", "jax"}
+    assert {s["device"] for s in cpu} == {"cpu"}
+    measured = records.read_measurements(tmp_path / "c" / records.MEASUREMENTS_FILE)
+    assert len(measured) == len(gpu) + len(cpu) and {m["measure"] for m in measured} == {"gradient_cost"}
+    assert "[composed: 0.05 ms a gradient measured here" in out

@@ -33,3 +33,24 @@ def test_a_stan_gradient_is_timed_inside_its_nuts_and_grows_with_the_data():
 def test_a_bad_measurement_says_why_in_one_line():
     with pytest.raises(RuntimeError, match="gradient cost jax no-such-model tiny failed"):
         gradient_cost.measure("jax", "no-such-model", "tiny")
+
+
+def test_setups_are_measured_a_process_per_side_device_and_precision_and_a_failure_is_said():
+    """The GPU campaign's calibration: equal setups once; a setup this machine cannot measure (a GPU one here) is
+    said and left out, the others measured."""
+    setup = {
+        "side": "jax",
+        "model_id": LOGISTIC,
+        "size": "tiny",
+        "sizes": {"N": 200, "D": 5},
+        "device": "cpu",
+        "precision": "float64",
+        "chains": 4,
+        "threads": 1,
+    }
+    said = []
+    rows = gradient_cost.measure_setups([setup, dict(setup), {**setup, "device": "gpu"}], say=said.append)
+    (row,) = rows
+    assert gradient_cost.setup_key(row) == gradient_cost.setup_key(setup) and row["ms_per_gradient"] > 0
+    assert row["chains"] == 4 and row["size"] == "tiny"
+    assert len(said) == 2 and "FAILED" in said[1] and " gpu " in said[1]

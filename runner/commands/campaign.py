@@ -20,8 +20,10 @@ from stanjax.runner.gpu_steps import (
     ARCHIVED_FILE,
     COMPILE_ESTIMATE_S,
     COMPILE_FILE,
+    ESTIMATES_FILE,
     PLAN_FILE,
     all_items,
+    estimates_summary,
     lanes_left,
     pack,
     run_step,
@@ -108,6 +110,14 @@ def add_parser(verbs) -> None:
         help="seconds before one run is stopped, at most the step's time left (default: 3600)",
     )
     parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="before planning, measure on this box the gradient cost of every setup the chosen phases run (each "
+        "lane's on its cores: model, size, side, device, precision, chains a call, threads), into "
+        "OUT/measurements.jsonl; estimates are then composed from them (leapfrog steps an iteration from earlier "
+        "runs × iterations × the cost) in place of walls scaled from other machines",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the plan (steps, estimates and their basis, what is left out and why; with "
@@ -154,9 +164,40 @@ def planned(args, cores: int) -> tuple[Plan, bool]:
             )
         return plan, False
     history = [folder for folder in args.history if folder.exists()]
-    estimate = Estimator(records.read(history), records.read_measurements(history)) if history else Estimator([])
+    runs = records.read(history) if history else []
+    measured = records.read_measurements(history) if history else []
+    if (args.out / records.MEASUREMENTS_FILE).exists():  # this box's own, from an earlier --calibrate
+        measured += records.read_measurements(args.out / records.MEASUREMENTS_FILE)
+    if args.calibrate:
+        measured += calibrate(args, cores)
+    estimate = Estimator(runs, measured)
     compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
     return make_plan(args.budget, args.step, cores, args.gpu_cores, estimate, compile_s, args.phases, args.isa), True
+
+
+def calibrate(args, cores: int) -> list[dict]:
+    """The gradient cost of every setup the chosen phases run, measured on the lanes' cores (both lanes at once),
+    appended to OUT's measurements as they come: the measurements."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stanjax.runner.gpu_campaign import units
+    from stanjax.runner.gradient_cost import measure_setups, setup_of
+
+    draft = [unit for unit in units(cores, args.gpu_cores, 0, Estimator([]), args.isa) if unit.phase in args.phases]
+    setups = {"gpu": [], "cpu": []}
+    for item in (item for unit in draft for item in unit.items if item.job):
+        setups[item.lane].append(setup_of(item.job))
+    usable = usable_cores()[:cores]
+    cpus = {"gpu": usable[: args.gpu_cores], "cpu": usable[args.gpu_cores :]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(2) as pool:
+        found = list(pool.map(lambda lane: measure_setups(setups[lane], cpus[lane]), ("gpu", "cpu")))
+    rows = [records.measurement("gpu-campaign", {"measure": "gradient_cost", **row}) for lane in found for row in lane]
+    for row in rows:
+        records.append(args.out / records.MEASUREMENTS_FILE, row)
+    print(f"calibration: {len(rows)} gradient cost(s) measured in {time.perf_counter() - start:.0f} s")
+    return rows
 
 
 def check(args, cores: int) -> None:
@@ -263,15 +304,20 @@ def run(plan: Plan, out: Path, timeout_s: float, new: bool) -> int:
     # What earlier archives hold: this step packs everything after it (a step killed before packing included).
     offsets = json.loads((out / ARCHIVED_FILE).read_text()) if (out / ARCHIVED_FILE).exists() else {}
     written: list[records.RunRecord] = []
+    timed: list[dict] = []
     exit_code = None
     try:
         with stopped_by(signal.SIGTERM):
             compile_stan(plan, out, step)
-            left = run_step(plan, out, start + plan.step_s, timeout_s, written)
+            left = run_step(plan, out, start + plan.step_s, timeout_s, written, timed=timed)
     except KeyboardInterrupt as stop:
         exit_code = 128 + getattr(stop, "signum", signal.SIGINT)
         left = lanes_left(plan, out)
         print(f"interrupted: the runs finished so far are recorded in {out}")
+    estimates = out / ESTIMATES_FILE
+    earlier = json.loads(estimates.read_text()) if estimates.exists() else []
+    estimates.write_text(json.dumps(earlier + [{"step": step, **t} for t in timed], indent=1))
+    print(estimates_summary(timed))
     archives = pack(out, step, offsets)
     (out / ARCHIVED_FILE).write_text(
         json.dumps(
