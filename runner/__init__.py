@@ -2,7 +2,8 @@
 
 - **measure one run**: ``config`` (what a run is asked), ``plan`` (requests → jobs), ``campaign`` (jobs in worker
   processes), ``worker``, ``engines/`` (one adapter per sampler), ``metrics``, ``validity`` and ``diagnose`` (the
-  gates), ``energy``, ``isa``, ``paths``, ``gradient_cost`` (a gradient's cost, measured before any sampling);
+  gates), ``energy``, ``isa``, ``paths``, ``gradient_cost`` (a gradient's cost, measured before any sampling),
+  ``run_length`` (runs long enough to measure);
 - **keep what was measured**: ``records`` (the record and its file), ``run_measures``, ``environment``,
   ``migrations``, ``superseded``, ``history``, ``references``, ``estimates``;
 - **pair two programs**: ``density``, ``stan_program``, ``static_checks``, ``check`` with ``check_verdicts``,

@@ -19,6 +19,8 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        "min_sampler_s": 2.0,
     },
     # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 5 paired blocks.
     "full": {
@@ -29,6 +31,8 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        "min_sampler_s": 2.0,
     },
     # `stanjax nightly`: the quick suite with 5 repeats, enough for a Mann–Whitney test to reach p < 0.05.
     "nightly": {
@@ -39,6 +43,8 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        "min_sampler_s": 2.0,
     },
     # Smoke test used by the test suite: tiny data, one repeat, enough draws for R-hat <= 1.01 most of the time.
     "tiny": {

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stanjax.runner import compare, history, records
+from stanjax.runner import compare, history, records, run_length
 from stanjax.runner.campaign import interrupted, run_campaign
 from stanjax.runner.commands.compare import check_rule, run_comparison
 from stanjax.runner.plan import Request, plan
+from stanjax.runner.suites import SUITES
 
 
 def add_parser(verbs) -> None:
@@ -42,6 +43,10 @@ def main(args) -> int:
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
+    # Runs long enough to measure, with the draws of the nightly before where it ran the pairing (the same keys).
+    jobs, lines = run_length.for_campaign(jobs, SUITES["nightly"]["min_sampler_s"], history.previous(folder))
+    for line in lines:
+        print(line)
     written: list[records.RunRecord] = []
     try:
         run_campaign(jobs, folder, args.timeout, written, reruns=request.reruns, quiet_wait_s=request.quiet_wait)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner import environment, records
+from stanjax.runner import environment, records, run_length
 from stanjax.runner.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
 from stanjax.runner.config import CHAIN_METHODS, DEVICES, ISAS, Job
 from stanjax.runner.engines import ENGINE_NAMES
@@ -151,6 +151,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "rests on; with --resume, of what is left",
     )
     parser.add_argument(
+        "--min-sampler-seconds",
+        type=float,
+        metavar="S",
+        help="where a pairing's shorter side sampled for less than S in earlier runs of this machine (results/ "
+        "and OUT), both sides draw more, the same number, until it would not (pyperf's calibration, for MCMC); "
+        "0: never; not with --draws (default: the suite's, 2 for quick, full and nightly)",
+    )
+    parser.add_argument(
         "--calibrate",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -185,6 +193,13 @@ def main(args) -> int:
         jobs = shard(jobs, *args.shard)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
     campaign_id = campaign_to_resume(args.out) if args.resume else None
+    min_s = (
+        SUITES[args.suite].get("min_sampler_s", 0.0) if args.min_sampler_seconds is None else args.min_sampler_seconds
+    )
+    if min_s > 0 and args.draws is None:
+        jobs, lines = run_length.for_campaign(jobs, min_s, args.out if args.resume else None)
+        for line in lines:
+            print(line)
     if args.resume:
         done = done_keys(args.out, clean=args.reruns > 0)
         left = [j for j in jobs if j.key() not in done]

@@ -1,0 +1,79 @@
+"""Runs long enough to measure: a pairing whose shorter side samples for under 2 s draws more, both sides alike."""
+
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+
+from stanjax.runner import records
+from stanjax.runner.cli import build_parser
+from stanjax.runner.plan import plan
+from stanjax.runner.run_length import MAX_FACTOR, lengthen
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EIGHT = "eight_schools-eight_schools_noncentered"
+COVTYPE = "covtype_synth-logistic_regression"
+
+
+@pytest.fixture(scope="module")
+def history():
+    return records.read(FIXTURES / "tiny_repeats2.jsonl")
+
+
+def jobs_of(*models):
+    args = ["run", "--suite", "tiny", "--engines", "stan", "numpyro", "--repeats", "2", "--models", *models]
+    return plan(build_parser().parse_args(args))
+
+
+def timed(history, model_id, engine, warmup_s, sampling_s):
+    """The fixture's ok runs of ``model_id`` by ``engine``, with these clocks."""
+    return [
+        replace(r, timings=replace(r.timings, warmup_s=warmup_s, sampling_s=sampling_s))
+        for r in history
+        if r.model_id == model_id and r.engine == engine and r.status == "ok"
+    ]
+
+
+def test_a_short_pairing_draws_more_on_both_sides_and_says_why(history):
+    """Stan 0.1 + 0.1 s, NumPyro 0.05 + 0.05 s at 1,000 draws: NumPyro is the shorter; (2 - 0.05) / 0.05 → 39x."""
+    short = timed(history, EIGHT, "stan", 0.1, 0.1) + timed(history, EIGHT, "numpyro", 0.05, 0.05)
+    jobs = jobs_of(EIGHT)
+    draws = jobs[0].config.draws
+    longer, lines = lengthen(jobs, short)
+    assert {j.config.draws for j in longer} == {39 * draws} and len(longer) == len(jobs) == 4
+    assert len({j.config.hash() for j in longer}) == 1  # both sides, every block: one measurement, still paired
+    assert lines == [
+        f"{EIGHT} (tiny): {draws:,} → {39 * draws:,} draws a chain, both sides (numpyro's sampler took ~0.1 s at "
+        f"{draws:,} in earlier runs: runs of at least 2 s)"
+    ]
+    # At most MAX_FACTOR times; a long enough pairing keeps its draws and says nothing.
+    tiny = timed(history, EIGHT, "stan", 0.001, 0.0001) + timed(history, EIGHT, "numpyro", 0.001, 0.0001)
+    assert {j.config.draws for j in lengthen(jobs, tiny)[0]} == {MAX_FACTOR * draws}
+    long = timed(history, EIGHT, "stan", 1.5, 1.0) + timed(history, EIGHT, "numpyro", 1.0, 1.5)
+    assert lengthen(jobs, long) == (jobs, [])
+
+
+def test_a_pairing_with_no_earlier_run_keeps_its_draws_and_a_resumed_one_keeps_what_it_ran(history):
+    jobs = jobs_of(EIGHT, COVTYPE)
+    short = timed(history, EIGHT, "stan", 0.1, 0.1) + timed(history, EIGHT, "numpyro", 0.05, 0.05)
+    without_covtype = [r for r in short if r.model_id != COVTYPE]
+    longer, lines = lengthen(jobs, without_covtype)
+    assert {j.config.draws for j in longer if j.model_id == COVTYPE} == {jobs[0].config.draws}
+    assert any(line.startswith(f"{COVTYPE} (tiny):") and "no earlier run of stan, numpyro" in line for line in lines)
+    resumed, _ = lengthen(jobs, short, fixed={(EIGHT, "tiny"): 7000})
+    assert {j.config.draws for j in resumed if j.model_id == EIGHT} == {7000}
+
+
+def test_the_quick_suite_lengthens_its_short_pairings_and_draws_given_are_kept(tmp_path, capsys, monkeypatch):
+    """`stanjax run` applies it where the suite says (quick: 2 s) and --draws is not given; --min-sampler-seconds 0
+    turns it off."""
+    from stanjax.runner import run_length
+    from stanjax.runner.cli import main
+
+    asked = []
+    monkeypatch.setattr(run_length, "for_campaign", lambda jobs, min_s, keep: asked.append(min_s) or (jobs, ["said"]))
+    base = ["run", "--suite", "quick", "--models", EIGHT, "--estimate", "--out", str(tmp_path)]
+    assert main(base) == 0 and asked == [2.0] and "said" in capsys.readouterr().out
+    assert main([*base, "--draws", "500"]) == 0 and asked == [2.0]
+    assert main([*base, "--min-sampler-seconds", "0"]) == 0 and asked == [2.0]
+    assert main([*base, "--min-sampler-seconds", "5"]) == 0 and asked == [2.0, 5.0]
