@@ -11,7 +11,7 @@ import pandas as pd
 
 from stanjax import models
 from stanjax.reports.headline import Pairing, answerable, left_out_text
-from stanjax.reports.numbers import count, interval, times
+from stanjax.reports.numbers import count, interval, number, speed, times
 from stanjax.reports.regimes import FASTER, INVALID, MEASURED, SLOWER, UNCLEAR, setups, size_order
 from stanjax.reports.stats import MIN_BLOCKS
 from stanjax.runner.engines import STAN
@@ -157,6 +157,26 @@ def qualifiers(campaign: pd.DataFrame, c: dict) -> str:
     )
 
 
+def to_result(campaign: pd.DataFrame, c: dict) -> dict:
+    """The other question beside a ratio cell's ESS/s: each side's median time to 1,000 effective draws in a fresh
+    process (compilation from the cache its runs found; cold: as first compiled) over the cell's runs, the
+    numerator's speed-up on it (> 1: sooner), and whether it points the other way from the ESS/s ratio."""
+    sides = [campaign[campaign.run_id.isin(ids) & campaign.valid] for ids in c["entry"]["run_ids"]]
+    warm = [float(side.time_to_result_s.median()) for side in sides]
+    cold = [float(side.time_to_result_cold_s.median()) for side in sides]
+    ratio = warm[1] / warm[0] if all(np.isfinite(warm)) and warm[0] > 0 else None
+    cold_ratio = cold[1] / cold[0] if all(np.isfinite(cold)) and cold[0] > 0 else None
+    disagree = [
+        name
+        for name, r in (("cache warm", ratio), ("cache cold", cold_ratio))
+        if r is not None and (r > 1) != (c["ratio"].value > 1)
+    ]
+    text = f"{number(warm[0])} s vs {number(warm[1])} s ({speed(ratio)})" if ratio else "not measured"
+    if cold_ratio:
+        text += f"; cache cold: {number(cold[0])} s vs {number(cold[1])} s ({speed(cold_ratio)})"
+    return {"warm": warm, "cold": cold, "ratio": ratio, "cold_ratio": cold_ratio, "text": text, "disagree": disagree}
+
+
 def why_none(row: dict, columns: list[dict], pairing: Pairing) -> str:
     """Why a model has no ratio in a pairing: a column's reason other than "no run", with where: invalid runs
     before runs left out, the default size before others."""
@@ -194,7 +214,10 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
                         "model_id": row["model_id"],
                         "title": title_of(row["model_id"]),
                         "regime": g["name"],
-                        "entries": [{**c, "qualifiers": qualifiers(campaign, c)} for c in cells],
+                        "entries": [
+                            {**c, "qualifiers": qualifiers(campaign, c), "to_result": to_result(campaign, c)}
+                            for c in cells
+                        ],
                         "why": "" if cells else why_none(row, m["columns"], m["pairing"]),
                     }
                 )

@@ -143,13 +143,17 @@ LEFT_OUT = {
 }
 
 
-def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
-    """ESS/s with compilation charged: every valid run of a measurement pays its group's largest compile time
-    (the uncached build), since a later run may have compiled from a cache; a group that compiled from a cache
-    every time has no cold figure. The one definition of "cold"."""
+def cold_compile_s(runs: pd.DataFrame) -> pd.Series:
+    """The compilation a run would have paid with a cold cache: its measurement group's largest compile time (the
+    uncached build), since a later run may have compiled from a cache; NaN for a group that compiled from a cache
+    every time. The one definition of "cold"."""
     ok = runs[runs.valid & runs.compile_s.notna()].groupby(KEYS)
-    cold_compile = ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
-    return runs.min_ess_bulk / (runs.user_s + cold_compile)
+    return ok.compile_s.transform("max").where(~ok.compile_cached.transform("all").astype(bool))
+
+
+def cold_ess_per_s(runs: pd.DataFrame) -> pd.Series:
+    """ESS/s with compilation charged (:func:`cold_compile_s`)."""
+    return runs.min_ess_bulk / (runs.user_s + cold_compile_s(runs))
 
 
 def paired_blocks(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:

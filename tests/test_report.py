@@ -1217,3 +1217,29 @@ def test_two_machines_under_one_name_are_told_apart_by_their_calibrations(tmp_pa
     )
     html = build(results, tmp_path / "report").read_text()
     assert "Two machines under one name:" in html and "1.70×" in html
+
+
+def test_time_to_result_counts_a_fresh_process_to_1000_effective_draws(fixture_records):
+    """Start, imports, data, compilation and warmup once (wall - user + warmup), then the rest of the sample call
+    grown to 1,000 effective draws at the run's ESS per draw; cold: the group's uncached compile in place."""
+    from stanjax.reports.runs_table import tidy
+
+    run = next(r for r in fixture_records if r.status == "ok" and r.valid)
+    timings = replace(run.timings, warmup_s=2.0, sampling_s=3.5, user_s=6.0, compile_s=0.5, compile_cached=True)
+    first = replace(run, wall_s=10.0, timings=timings, metrics=replace(run.metrics, min_ess_bulk=500.0))
+    uncached = replace(
+        first,
+        run_id="uncached",
+        repeat=first.repeat + 1,
+        timings=replace(timings, compile_s=30.0, compile_cached=False),
+    )
+    frame = tidy([first, uncached]).set_index("run_id")
+    assert frame.loc[first.run_id, "time_to_result_s"] == pytest.approx(10 - 6 + 2 + (6 - 2) * 1000 / 500)
+    assert frame.loc[first.run_id, "time_to_result_cold_s"] == pytest.approx(14 + 30 - 0.5)
+    assert frame.loc["uncached", "time_to_result_cold_s"] == pytest.approx(frame.loc["uncached", "time_to_result_s"])
+
+
+def test_the_first_screen_sets_time_to_result_beside_each_ratio(report):
+    html, _ = report
+    answer = section(html, "answer")
+    assert "time to 1,000 effective draws:" in answer and "which answers a one-off fit sooner" in answer
