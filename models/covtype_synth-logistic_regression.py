@@ -49,7 +49,7 @@ SPEC = ModelSpec(
     },
     generate=generate,
     n_key="N",
-    studies=("data-size", "chains", "devices"),
+    studies=("data-size", "chains", "devices", "roofline"),
     claims=("tran_hoffman",),
     shard_rows=("X", "y"),
     shard_sizes={"tiny": {"N": 800, "D": 5}, "cpu": {"N": 80_000, "D": 54}, "gpu": {"N": 581_008, "D": 54}},

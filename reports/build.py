@@ -30,6 +30,7 @@ from stanjax.reports import (
     machines,
     numbers,
     regimes,
+    roofline,
     stats,
 )
 from stanjax.reports.model_pages import model_page, model_sections
@@ -256,7 +257,7 @@ def build(
     )
     html = environment(markdown=False)
     sections = model_sections(all_records, samplers, summary)
-    studies = study_figures(samplers, measurements, colours)
+    studies = study_figures(samplers, measurements, colours) + [f for f in [roofline.figure(measurements)] if f]
     accuracy_figures = approximations.figures(points, colours)
     index = out_dir / "index.html"
     index.write_text(

@@ -10,6 +10,8 @@ which of a model's size entries is its N, are facts of the model (``ModelSpec.st
 - ``chains``: many vectorised chains (NumPyro NUTS, BlackJAX ChEES), and random-walk Metropolis on rlouf's mixture
   in JAX and in NumPy: draws/s and ESS/s per chain count.
 - ``devices``: log density + gradient with the data rows sharded over 1, 2, 4, ... devices: ms per gradient.
+- ``roofline``: ms per gradient against N, measured before any sampling (:mod:`stanjax.runner.gradient_cost`),
+  beside a GPU's memory-bandwidth floor (the report's roofline figure).
 """
 
 from __future__ import annotations
@@ -135,6 +137,37 @@ def devices_measurements(
         print(f"{row['model_id']} on {row['devices']} device(s): {row['ms_per_gradient']:.3f} ms per gradient")
 
 
+def roofline_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float, **_):
+    """ms per gradient at every N of the grid, each side as its sampler computes it (:mod:`gradient_cost`):
+    Stan on one core inside its NUTS where "stan" is asked, JAX where "numpyro" is (float64, and float32 on a
+    GPU), one chain a call; those in ``done`` skipped."""
+    from stanjax.runner import gradient_cost
+
+    precisions = ("float64", "float32") if device == "gpu" else ("float64",)
+    sides = [("stan", "cpu", "float64")] if "stan" in engines else []
+    sides += [("jax", device, precision) for precision in precisions if "numpyro" in engines]
+    size = "tiny" if scale == "tiny" else "default"
+    setups = [
+        {
+            "side": side,
+            "model_id": spec.id,
+            "size": size,
+            "sizes": spec.size_kwargs(size, ((spec.n_key, n),)),
+            "device": where,
+            "precision": precision,
+            "chains": 1,
+            "threads": 1,
+        }
+        for spec in study.models()
+        for n in study.grids[scale]
+        for side, where, precision in sides
+    ]
+    measured = {gradient_cost.setup_key(m) for m in done if m.get("measure") == "gradient_cost"}
+    left = [s for s in setups if gradient_cost.setup_key(s) not in measured]
+    for row in gradient_cost.measure_setups(left, timeout_s=timeout_s):
+        records.append(out, records.measurement(study.name, {"measure": "gradient_cost", **row}))
+
+
 STUDIES = {
     study.name: study
     for study in (
@@ -167,6 +200,19 @@ STUDIES = {
             engines={"cpu": (), "gpu": ()},
             measures="ms per log density + gradient with the data rows sharded over 1, 2, 4, ... devices",
             measure=devices_measurements,
+        ),
+        Study(
+            "roofline",
+            axis="N",
+            grids={
+                "tiny": [200, 2_000],
+                "cpu": [1_000, 10_000, 100_000, 581_012],
+                "gpu": [1_000, 10_000, 100_000, 581_012, 1_000_000],
+            },
+            engines={"cpu": ("stan", "numpyro"), "gpu": ("numpyro",)},
+            measures="ms per log density + gradient against N before any sampling, Stan's inside its NUTS on one core "
+            "and JAX's in a compiled loop (float64; float32 too on a GPU), beside the GPU's memory-bandwidth floor",
+            measure=roofline_measurements,
         ),
     )
 }

@@ -84,3 +84,25 @@ def test_a_study_declares_its_shape_and_finds_its_models_on_the_specs():
 def test_study_refuses_an_engine_it_does_not_run(tmp_path, capsys):
     assert main(["study", "data-size", "--engines", "blackjax_chees", "--out", str(tmp_path)]) == 2
     assert "study data-size on cpu runs stan, numpyro; not blackjax_chees" in capsys.readouterr().err
+
+
+@pytest.mark.stan
+def test_roofline_study_measures_each_side_before_sampling_and_the_report_draws_it(tmp_path):
+    """Both sides at both N of the tiny grid, once each (a resumed study measures nothing twice); the report's
+    roofline figure draws them and says no GPU was measured."""
+    out = tmp_path / "roofline"
+    assert main(["study", "roofline", "--scale", "tiny", "--out", str(out)]) == 0
+    assert main(["study", "roofline", "--scale", "tiny", "--out", str(out), "--resume"]) == 0
+    rows = records.read_measurements(out)
+    assert sorted((m["side"], m["sizes"]["N"]) for m in rows) == [
+        ("jax", 200),
+        ("jax", 2000),
+        ("stan", 200),
+        ("stan", 2000),
+    ]
+    assert all(m["measure"] == "gradient_cost" and m["ms_per_gradient"] > 0 for m in rows)
+    from stanjax.reports import roofline
+
+    found = roofline.figure(rows)
+    assert found["title"].startswith("Roofline") and "no GPU measurement" in found["notes"][-1]
+    assert "Stan-CPU float64" in found["svg"] and "JAX-CPU float64" in found["svg"]
