@@ -98,7 +98,7 @@ GPU_PLAN ?= --cores 16 --budget 11m --step 5.5m
 GPU_ISA ?= x86-64-v3
 gpu-stan: $(INSTALLED)
 	$(BIN)/stanjax campaign gpu --dry-run $(GPU_PLAN) --isa $(GPU_ISA) --out .gpu-stan-plan \
-	  | awk '$$1 == "cpu" && / · stan-cpu · / {print $$4}' | sort -u > .gpu-stan.txt
+	  | awk '$$1 == "cpu" && / · stan-cpu · / {print $$4 ($$0 ~ / threads · / ? ":threaded" : "")}' | sort -u > .gpu-stan.txt
 	$(BIN)/python docker/gpu-stan-carried.py pack $(GPU_ISA) $$(cat .gpu-stan.txt)
 	rm -f .gpu-stan.txt
 

@@ -6,7 +6,9 @@ machine (docs/gpu.md). httpstan names a cached module by a hash of the program t
 version string and path), so a module built here is filed under the name the box's worker interpreter computes;
 the module itself does not depend on that name (its init function is always ``stan_services``).
 
-    python docker/gpu-stan-carried.py pack ISA MODEL_ID ...   # here (`make gpu-stan`): compile, copy into .gpu-stan/
+    python docker/gpu-stan-carried.py pack ISA MODEL_ID[:threaded] ...   # here (`make gpu-stan`): compile, copy
+                                                                         # into .gpu-stan/ (":threaded": the
+                                                                         # reduce_sum program, Stan with threads)
     python docker/gpu-stan-carried.py install                 # there (docker/gpu-step.sh), the workers' interpreter
 
 ``pack`` strips the modules' debug sections (25 MB -> 1 MB each) and the ISA's ``stan_services.o`` likewise;
@@ -25,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CARRIED = ROOT / ".gpu-stan"
 
 
-def pack(isa: str, model_ids: list[str]) -> int:
+def pack(isa: str, programs: list[str]) -> int:
     import httpstan.cache
     import httpstan.models
 
@@ -38,18 +40,23 @@ def pack(isa: str, model_ids: list[str]) -> int:
 
     if Path(sys.executable) != Path(WORKER_PYTHON):
         sys.exit(f"run pack under the workers' interpreter, {WORKER_PYTHON}")
-    subprocess.run(model_command(*model_ids, isa=isa), check=True)
+    wanted = [(program.split(":")[0], program.endswith(":threaded")) for program in programs]
+    for threaded in (False, True):
+        chosen = [model_id for model_id, t in wanted if t == threaded]
+        if chosen:  # threads > 1: the reduce_sum program, as a run with threads builds it
+            subprocess.run(model_command(*chosen, isa=isa, threads=2 if threaded else 1), check=True)
     CARRIED.mkdir(exist_ok=True)
     flags = isas.stan_flags(isa)
     compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     shutil.copy(services_path(flags) / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
     subprocess.run(["strip", "--strip-debug", CARRIED / f"stan_services.{isa}.o"], check=True)
     index = json.loads((CARRIED / "index.json").read_text()) if (CARRIED / "index.json").exists() else {}
-    for model_id in model_ids:
-        code = HttpstanBackend.program_code(models.get(model_id).stan_file, isa)
+    for model_id, threaded in wanted:
+        spec = models.get(model_id)
+        code = HttpstanBackend.program_code(spec.stan_threaded_file if threaded else spec.stan_file, isa)
         name = httpstan.models.calculate_model_name(code)
         [module] = [p for p in httpstan.cache.model_directory(name).iterdir() if p.suffix == ".so"]
-        stem = f"{model_id}.{isa}"
+        stem = f"{model_id}.{isa}{'.threaded' if threaded else ''}"
         shutil.copy(module, CARRIED / f"{stem}.so")
         subprocess.run(["strip", "--strip-debug", CARRIED / f"{stem}.so"], check=True)
         (CARRIED / f"{stem}.stan").write_text(code)
@@ -65,7 +72,7 @@ def pack(isa: str, model_ids: list[str]) -> int:
     # the modules' RUNPATH points into this cache's services folder: where the box's cache differs, its
     # docker/gpu-step.sh puts httpstan's lib on LD_LIBRARY_PATH instead
     (CARRIED / "cache-directory").write_text(str(httpstan.cache.cache_directory()))
-    print(f"{len(model_ids)} module(s) for {isa} in {CARRIED}")
+    print(f"{len(wanted)} module(s) for {isa} in {CARRIED}")
     return 0
 
 

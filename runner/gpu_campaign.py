@@ -2,18 +2,22 @@
 command of at most ``step_s``) at a time, each step going on where the last stopped.
 
 A plan is a list of units in priority order; a unit is one model at one size (or one grid point of a study), every
-engine and repeat of it, so its pairs stay whole. Phases, first to last:
+engine and repeat of it, so its pairs stay whole. Phases, first to last, where the claims live first:
 
-  a. the quick models at default: every JAX engine on the GPU, Stan and NumPyro on the CPU;
-  b. every other model at default: NumPyro on the GPU, Stan and NumPyro on the CPU;
-  c. covtype logistic regression at 100k, 581,012 and 1M rows (Tran & Hoffman's data set has 581,012);
-  d. Bradley–Terry data size up to 1M matches (Ingram's crossover near 50k);
-  e. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on), random-walk Metropolis;
-  f. float64 on the GPU for the quick models;
-  g. BlackJAX NUTS and ChEES on the GPU for the other models.
+  a. the claims' sizes: covtype at 581,012 rows (Tran & Hoffman) and Bradley–Terry at 200,000 matches (Ingram's
+     11× was at 160,420), their large presets: NumPyro and BlackJAX NUTS on the GPU, Stan on the CPU lane;
+  b. data size: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches (the crossover);
+  c. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on), random-walk Metropolis;
+  d. the zoo at default: the quick models on every JAX engine on the GPU, the others on NumPyro there; Stan and
+     NumPyro on the CPU;
+  e. float32 on the GPU, its own labelled pairing: the quick models, and covtype at 581,012 rows (where float32
+     NUTS has been seen to fail: step sizes collapsing over sums of ~1e5 terms);
+  f. BlackJAX NUTS and ChEES on the GPU for the other models.
 
-Two lanes run at once on disjoint cores: the GPU lane (JAX on the GPU) on the first ``gpu_cores`` cores, the CPU
-lane (Stan and NumPyro on the CPU, one run at a time, alternating) on the rest; each record states its cores.
+The GPU runs float64 (Stan's precision) except in phase e. Stan gets the CPU lane's cores: its chains × threads a
+chain (the reduce_sum program where the model has one) fill them. Two lanes run at once on disjoint cores: the GPU
+lane (JAX on the GPU) on the first ``gpu_cores`` cores, the CPU lane (Stan and NumPyro on the CPU, one run at a
+time, alternating) on the rest; each record states its cores.
 Each run's time is estimated from earlier records of the same setup (:class:`Estimator`); a lane never starts a
 run its step has no time left for, and a run longer than a step is left out of the plan, with the reason.
 This module makes the plan; :mod:`stanjax.runner.gpu_steps` runs it, step by step.
@@ -34,22 +38,26 @@ from stanjax.runner.suites import QUICK_MODELS
 GPU_JAX_ENGINES = tuple(name for name in SAMPLERS if entry(name).family == JAX)
 BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")
 COVTYPE = "covtype_synth-logistic_regression"
-COVTYPE_ROWS = (100_000, 581_012, 1_000_000)
-# Paired blocks of the headline units (a: the quick models, b: the rest at default): 5, the fewest whose
+BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"
+CLAIM_MODELS = (COVTYPE, BRADLEY_TERRY)  # at their large presets: 581,012 rows; 200,000 matches
+# The data-size grid around the claims' sizes: NumPyro-CPU runs only where it fits a step (the smallest N).
+DATA_SIZES = {COVTYPE: (100_000, 1_000_000), BRADLEY_TERRY: (10_000, 50_000, 160_420, 1_000_000)}
+# Paired blocks of the headline units (a: the claims' sizes, d: the zoo at default): 5, the fewest whose
 # order-statistic interval reaches 90 % (reports.stats.MIN_BLOCKS), as the quick and full suites run. The extras
-# (f: float64, g: BlackJAX) run 3, labelled "insufficient data" in the report; a study's grid points run once, as
+# (e: float32, f: BlackJAX) run 3, labelled "insufficient data" in the report; a study's grid points run once, as
 # `stanjax study` runs them.
 HEADLINE_BLOCKS, EXTRA_BLOCKS = 5, 3
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000
 
 PHASES = {
-    "a": "the quick models at default: every JAX engine on the GPU; Stan and NumPyro on the CPU",
-    "b": "every other model at default: NumPyro on the GPU; Stan and NumPyro on the CPU",
-    "c": "covtype logistic regression at 100k, 581,012 and 1M rows",
-    "d": "Bradley–Terry data size on the GPU up to 1M matches (Ingram's crossover)",
-    "e": "chains 4 … 16,384: NUTS and ChEES vectorised, random-walk Metropolis",
-    "f": "float64 on the GPU for the quick models",
-    "g": "BlackJAX NUTS and ChEES on the GPU for the other models",
+    "a": "the claims' sizes, float64: covtype at 581,012 rows and Bradley–Terry at 200,000 matches, NumPyro and "
+    "BlackJAX NUTS on the GPU, Stan with the CPU lane's cores",
+    "b": "data size, float64: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches",
+    "c": "chains 4 … 16,384: NUTS and ChEES vectorised, random-walk Metropolis",
+    "d": "the zoo at default, float64: every JAX engine on the GPU for the quick models, NumPyro for the others; "
+    "Stan and NumPyro on the CPU",
+    "e": "float32 on the GPU, its own pairing: the quick models, and covtype at 581,012 rows",
+    "f": "BlackJAX NUTS and ChEES on the GPU (float64) for the other models",
 }
 
 
@@ -180,13 +188,14 @@ def _jobs(
     entropy: int,
     cores: int,
     gpu_cores: int,
-    x64: bool = False,
+    x64: bool = True,
     chain_method: str | None = None,
     isa: str = "native",
 ) -> dict[str, list[Job]]:
     """The jobs of one unit per lane, in run order (repeat by repeat: block by block, the engines' order within a
-    lane alternating from block to block, as `stanjax run` orders them); Stan with the threads per chain
-    `stanjax run` gives it on the lane's cores."""
+    lane alternating from block to block, as `stanjax run` orders them); the GPU in float64 unless ``x64`` is
+    False; Stan with the lane's cores: its chains × threads a chain fill them (the reduce_sum program where the
+    model has one)."""
     config = config.for_model(spec)
     lanes = {}
     for lane, engines in engines_by_lane.items():
@@ -204,6 +213,7 @@ def _jobs(
                     spec,
                     count,
                     config,
+                    max(1, count // config.chains),
                 ),
                 entry(engine).front_end(),
                 entropy,
@@ -219,93 +229,47 @@ def _jobs(
 def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: str = "native") -> list[Unit]:
     """Every unit of every phase, in priority order, each item with its estimate; every run built for ``isa``."""
     default = RunConfig(size="default", chains=CHAINS, warmup=WARMUP, draws=DRAWS)
-    both = {"gpu": ("numpyro",), "cpu": CPU_PAIR}
+    large = RunConfig(size="large", chains=CHAINS, warmup=WARMUP, draws=DRAWS)
     others = [spec for model_id, spec in models.registry().items() if model_id not in QUICK_MODELS]
-    data_size = STUDIES["data-size"]
     found: list[Unit] = []
 
-    def unit(phase: str, label: str, lanes: dict[str, list[Job]], study: str = "") -> None:
+    def unit(phase: str, label: str, spec, config, engines, blocks, study: str = "", **options) -> None:
+        lanes = _jobs(spec, config, engines, blocks, entropy, cores, gpu_cores, isa=isa, **options)
         items = [Item(lane, study, *estimate(job), job=job) for lane, jobs in lanes.items() for job in jobs]
         found.append(Unit(phase, label, items))
 
-    for model_id in QUICK_MODELS:
-        unit(
-            "a",
-            f"{model_id} default",
-            _jobs(
-                models.get(model_id),
-                default,
-                {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR},
-                HEADLINE_BLOCKS,
-                entropy,
-                cores,
-                gpu_cores,
-                isa=isa,
-            ),
-        )
-    for spec in others:
-        unit("b", f"{spec.id} default", _jobs(spec, default, both, HEADLINE_BLOCKS, entropy, cores, gpu_cores, isa=isa))
+    big_data = {"gpu": ("numpyro", "blackjax_nuts"), "cpu": ("stan",)}
+    for model_id in CLAIM_MODELS:
+        unit("a", f"{model_id} large", models.get(model_id), large, big_data, HEADLINE_BLOCKS)
     study_warmup, study_draws = ITERATIONS["gpu"]
-    growing = [spec.id for spec in data_size.models() if spec.id != COVTYPE]
-    for phase, model_ids, grid in (("c", [COVTYPE], COVTYPE_ROWS), ("d", growing, data_size.grids["gpu"])):
-        for model_id in model_ids:
-            spec = models.get(model_id)
-            for n in grid:
-                config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
-                engines = {"gpu": ("numpyro", "blackjax_nuts"), "cpu": CPU_PAIR}
-                unit(
-                    phase,
-                    f"{model_id} {spec.n_key}={n:,}",
-                    _jobs(spec, config, engines, 1, entropy, cores, gpu_cores, isa=isa),
-                    study="data-size",
-                )
+    for model_id, grid in DATA_SIZES.items():
+        spec = models.get(model_id)
+        for n in grid:
+            config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
+            engines = {**big_data, "cpu": CPU_PAIR if n == min(grid) else ("stan",)}
+            unit("b", f"{model_id} {spec.n_key}={n:,}", spec, config, engines, 1, study="data-size")
     chains_study = STUDIES["chains"]
     for chains in chains_study.grids["gpu"]:
         for spec in chains_study.models():
             config = RunConfig(size="small", chains=chains, warmup=study_warmup, draws=study_draws)
-            unit(
-                "e",
-                f"{spec.id} {chains} chains",
-                _jobs(
-                    spec,
-                    config,
-                    {"gpu": ("numpyro", "blackjax_chees")},
-                    1,
-                    entropy,
-                    cores,
-                    gpu_cores,
-                    chain_method="vectorized",
-                    isa=isa,
-                ),
-                study="chains",
-            )
+            engines = {"gpu": ("numpyro", "blackjax_chees")}
+            unit("c", f"{spec.id} {chains} chains", spec, config, engines, 1, "chains", chain_method="vectorized")
         rwmh = [
             Item(lane, "chains", *estimate.measurement(backend, lane, chains), rwmh=(chains, backend))
             for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))
         ]
-        found.append(Unit("e", f"random-walk Metropolis {chains} chains", rwmh))
+        found.append(Unit("c", f"random-walk Metropolis {chains} chains", rwmh))
     for model_id in QUICK_MODELS:
-        unit(
-            "f",
-            f"{model_id} default float64",
-            _jobs(
-                models.get(model_id),
-                default,
-                {"gpu": ("numpyro",)},
-                EXTRA_BLOCKS,
-                entropy,
-                cores,
-                gpu_cores,
-                x64=True,
-                isa=isa,
-            ),
-        )
+        engines = {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR}
+        unit("d", f"{model_id} default", models.get(model_id), default, engines, HEADLINE_BLOCKS)
     for spec in others:
-        unit(
-            "g",
-            f"{spec.id} default BlackJAX",
-            _jobs(spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS, entropy, cores, gpu_cores, isa=isa),
-        )
+        unit("d", f"{spec.id} default", spec, default, {"gpu": ("numpyro",), "cpu": CPU_PAIR}, HEADLINE_BLOCKS)
+    for model_id in QUICK_MODELS:
+        spec = models.get(model_id)
+        unit("e", f"{model_id} default float32", spec, default, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, x64=False)
+    unit("e", f"{COVTYPE} large float32", models.get(COVTYPE), large, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, x64=False)
+    for spec in others:
+        unit("f", f"{spec.id} default BlackJAX", spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS)
     return found
 
 

@@ -22,6 +22,7 @@ from stanjax.runner.gpu_steps import all_items, lanes_left, pack, run_step, step
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
 COVTYPE = "covtype_synth-logistic_regression"
+BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"
 TINY = RunConfig(size="tiny", chains=4, warmup=500, draws=1000)
 
 
@@ -91,24 +92,24 @@ class Constant:
 
 
 def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_what_it_left_out():
+    """Where the claims live first: covtype at 581,012 rows and Bradley-Terry at 200,000 matches, float64 on the GPU
+    against Stan with the CPU lane's cores (4 chains x 3 threads of 14 cores), 5 paired blocks."""
     plan = make_plan(20 * 60, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
     lanes = {lane: plan.items(lane) for lane in ("gpu", "cpu")}
     assert estimated_s(lanes, plan.step_s, 120) <= plan.budget_s
-    assert plan.units[0].phase == "a" and plan.units[0].label.startswith(EIGHT)
+    assert [(u.phase, u.label) for u in plan.units[:2]] == [("a", f"{COVTYPE} large"), ("a", f"{BRADLEY_TERRY} large")]
     assert [u.phase for u in plan.units] == sorted(u.phase for u in plan.units)  # priority order kept
     assert any("over the budget" in why for _, why in plan.left_out)
     for item in lanes["gpu"]:
         assert item.job is None or (item.job.device == "gpu" and (item.job.first_core, item.job.cores) == (0, 2))
     for item in lanes["cpu"]:
         assert item.job is None or (item.job.device == "cpu" and (item.job.first_core, item.job.cores) == (2, 14))
-    first = [item.job.engine for item in plan.units[0].items if item.lane == "cpu"]
-    # one at a time, block by block, the order alternating from block to block
-    assert first == ["stan", "numpyro", "numpyro", "stan"] * 2 + ["stan", "numpyro"]  # 5 blocks
-    assert {item.job.engine for item in plan.units[0].items if item.lane == "gpu"} == {
-        "numpyro",
-        "blackjax_nuts",
-        "blackjax_chees",
-    }
+    first = plan.units[0]
+    assert [i.job.engine for i in first.items if i.lane == "cpu"] == ["stan"] * 5  # 5 blocks
+    assert {i.job.placement.threads_per_chain for i in first.items if i.lane == "cpu"} == {3}
+    gpu = [i.job for i in first.items if i.lane == "gpu"]
+    assert [j.engine for j in gpu[:4]] == ["numpyro", "blackjax_nuts", "blackjax_nuts", "numpyro"]  # alternating
+    assert {(j.placement.precision, j.config.size) for j in gpu} == {("float64", "large")}
 
     everything = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
     assert {u.phase for u in everything.units} == set(PHASES)
@@ -116,13 +117,22 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     too_long = [what for what, why in everything.left_out if "longer than one step" in why]
     assert too_long and all("stan-cpu" in what and "N=1000000" in what for what in too_long)
     # the headline units run 5 paired blocks (an interval and a verdict), the extras 3 (labelled insufficient)
-    blocks = {u.phase: {i.job.block for i in u.items} for u in everything.units if u.phase in "abfg"}
-    assert blocks == {"a": set(range(5)), "b": set(range(5)), "f": set(range(3)), "g": set(range(3))}
-    float64 = [i.job for u in everything.units if u.phase == "f" for i in u.items]
-    assert float64 and all(job.placement.precision == "float64" and job.device == "gpu" for job in float64)
-    chains = [i.job for u in everything.units if u.phase == "e" for i in u.items if i.job]
+    blocks = {u.phase: {i.job.block for i in u.items} for u in everything.units if u.phase in "adef"}
+    assert blocks == {"a": set(range(5)), "d": set(range(5)), "e": set(range(3)), "f": set(range(3))}
+    gpu_jobs = [i.job for u in everything.units for i in u.items if i.job and i.job.device == "gpu"]
+    float32 = {
+        (u.phase, u.label)
+        for u in everything.units
+        for i in u.items
+        if i.job and i.job.placement.precision == "float32"
+    }
+    assert {phase for phase, _ in float32} == {"e"} and (("e", f"{COVTYPE} large float32") in float32)
+    assert sum(j.placement.precision == "float64" for j in gpu_jobs) > len(gpu_jobs) / 2
+    sizes = {i.job.config.resize for u in everything.units if u.phase == "b" for i in u.items}
+    assert ((("n_matches", 160_420),)) in sizes and ((("N", 1_000_000),)) in sizes
+    chains = [i.job for u in everything.units if u.phase == "c" for i in u.items if i.job]
     assert max(job.config.chains for job in chains) == 16_384
-    assert {i.study for u in everything.units if u.phase == "e" for i in u.items} == {"chains"}
+    assert {i.study for u in everything.units if u.phase == "c" for i in u.items} == {"chains"}
 
 
 def test_the_plan_survives_its_file():
@@ -298,7 +308,8 @@ def test_the_dry_run_prints_the_plan_and_needs_no_gpu(tmp_path, capsys):
         ]
     )
     out = capsys.readouterr().out
-    assert code == 0 and "step 1: about" in out and "left out:" in out and "median of" in out
+    assert code == 0 and "step 1: about" in out and "left out:" in out
+    assert "[no earlier run: a guess]" in out  # each run's estimate with its basis (the fixtures hold tiny runs)
 
 
 @pytest.mark.parametrize(
@@ -473,8 +484,9 @@ def test_calibrate_measures_each_lanes_setups_on_its_cores_before_planning(tmp_p
     assert main([*argv, "--out", str(tmp_path / "c"), "--history", str(FIXTURES)]) == 0
     out = capsys.readouterr().out
     gpu, cpu = asked[(0, 1)], asked[tuple(range(2, 16))]
-    assert {s["device"] for s in gpu} == {"gpu"} and {s["side"] for s in cpu} == {"stan", "jax"}
-    assert {s["device"] for s in cpu} == {"cpu"}
+    assert {(s["device"], s["precision"], s["chains"]) for s in gpu} == {("gpu", "float64", 4)}
+    assert {(s["side"], s["device"], s["threads"]) for s in cpu} == {("stan", "cpu", 3)}  # 14 cores, 4 chains
+    assert {s["sizes"].get("N", s["sizes"].get("n_matches")) for s in gpu} == {581_012, 200_000}
     measured = records.read_measurements(tmp_path / "c" / records.MEASUREMENTS_FILE)
     assert len(measured) == len(gpu) + len(cpu) and {m["measure"] for m in measured} == {"gradient_cost"}
     assert "[composed: 0.05 ms a gradient measured here" in out
