@@ -24,6 +24,7 @@ from stanjax.reports import (
     approximations,
     claim_verdicts,
     claims,
+    composed,
     figures,
     glossary,
     headline,
@@ -203,7 +204,10 @@ def build(
     colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
     stan_side = [c for c in comparisons if headline.is_stan_side(c)]
     left_out = exclusions(runs, entries, all_records)
+    composed_rows = composed.rows(samplers, measurements)
     context = {
+        "composed": composed_rows,
+        "composed_ratios": composed.ratios(composed_rows),
         "summary": summary,
         "runs": runs,
         "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
@@ -247,6 +251,7 @@ def build(
                 "claims": claim_rows,
                 "answer": {o["pairing"].key: o["sentence"] for o in overview},
                 "regime_maps": [serialisable_map(m) for m in regime_maps],
+                "composed": context["composed_ratios"],
             },
             indent=1,
             default=lambda o: asdict(o) if is_dataclass(o) else str(o),

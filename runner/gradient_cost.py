@@ -127,6 +127,7 @@ def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1
         "precision": "float64",
         "chains": 1,
         "threads": threads,
+        "cpu_threads": len(os.sched_getaffinity(0)),  # the cores this process had: chains that fit run at once
         "ms_per_gradient": result.timings.sampling_s / steps * 1e3,
         "compile_s": compile_s,
         "leapfrog_steps": steps,

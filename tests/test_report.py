@@ -1272,3 +1272,70 @@ def test_the_roofline_says_how_far_a_gpu_gradient_is_from_its_floor_at_581012_ro
         "at 581,012 rows a gradient took 0.4 ms against a floor of 0.15 ms, 2.67× (outside the 1.5× aim)"
     )
     assert "floor, float64" in found["svg"]
+
+
+def test_a_composed_ess_per_s_is_ess_per_gradient_times_gradients_per_second_and_set_beside_end_to_end(
+    fixture_records,
+):
+    """Covtype's tiny runs (4 chains on a 2-core Xeon) against a measured gradient cost on that machine: composed =
+    ESS per gradient (all the runs' gradients) × 2 chains at once × 1000 / ms, beside the measured ESS/s; a GPU
+    batch of 4 chains on another machine: 4 × 1000 / ms, composed for the campaigns' setting where runs of it
+    exist, and the JAX ÷ Stan ratio labelled composed."""
+    from stanjax.reports import composed
+    from stanjax.reports.runs_table import tidy
+
+    covtype = [r for r in fixture_records if r.model_id == "covtype_synth-logistic_regression" and r.status == "ok"]
+    from dataclasses import replace as with_fields
+
+    as_campaign = [  # the 1,000 + 1,000 setting; Stan's fixture records predate their warmup's gradient count
+        replace(
+            r,
+            config=with_fields(r.config, warmup=1000),
+            metrics=replace(r.metrics, gradients_warmup=r.metrics.gradients_warmup or r.metrics.gradients_sampling),
+        )
+        for r in covtype
+    ]
+    runs = tidy(as_campaign)
+    xeon = as_campaign[0].provenance.machine
+    h100 = {"cpu": "AMD EPYC", "cores": 16, "gpu": ["NVIDIA H100 80GB HBM3, 580, 81559 MiB"]}
+
+    def cost(machine, side, device, chains, threads, ms, cpu_threads):
+        return {
+            "measure": "gradient_cost",
+            "model_id": covtype[0].model_id,
+            "sizes": covtype[0].sizes,
+            "side": side,
+            "device": device,
+            "precision": "float64",
+            "chains": chains,
+            "threads": threads,
+            "cpu_threads": cpu_threads,
+            "ms_per_gradient": ms,
+            "provenance": {"machine": machine},
+        }
+
+    found = composed.rows(
+        runs,
+        [
+            cost(records.to_builtins(xeon), "stan", "cpu", 1, 1, 0.01, 1),
+            cost(h100, "jax", "gpu", 4, 1, 0.5, 2),
+            cost(h100, "stan", "cpu", 1, 3, 0.004, 14),
+        ],
+    )
+    by = {(r["machine"], r["side"]): r for r in found}
+    stan = by[(xeon.label, "stan")]
+    stan_runs = runs[runs.family == "stan"]
+    per_gradient = (stan_runs.min_ess_bulk / (stan_runs.gradients_warmup + stan_runs.gradients_sampling)).median()
+    (check,) = stan["validation"]
+    assert check["composed"] == pytest.approx(per_gradient * 2 * 1000 / 0.01)  # 4 chains, 2 at once on 2 cores
+    assert check["measured"] == pytest.approx(stan_runs.ess_per_s.median()) and check["runs"] == 2
+    assert stan["composed"] == pytest.approx(per_gradient * 1 * 1000 / 0.01)  # the measurement's one core
+    gpu = next(r for r in found if r["side"] == "jax")
+    jax_runs = runs[runs.family != "stan"]
+    jax_per_gradient = (jax_runs.min_ess_bulk / (jax_runs.gradients_warmup + jax_runs.gradients_sampling)).median()
+    assert gpu["composed"] == pytest.approx(jax_per_gradient * 4 * 1000 / 0.5) and gpu["validation"] == []
+    (ratio,) = composed.ratios(found)
+    h100_stan = next(r for r in found if r["side"] == "stan" and r["machine"] != xeon.label)
+    assert h100_stan["composed"] == pytest.approx(per_gradient * 4 * 1000 / 0.004)  # 14 cores hold 4 x 3 threads
+    assert ratio["ratio"] == pytest.approx(gpu["composed"] / h100_stan["composed"])
+    assert ratio["denominator"] == "Stan-CPU float64, 3 threads a chain"
