@@ -93,12 +93,14 @@ gpu-carry: $(INSTALLED)
 
 # Bundled Stan's modules for the GPU campaign's plan (GPU_PLAN: the options its steps will get), built here and
 # carried to the GPU box in .gpu-stan/ (about 1 MB a program): programs the box compiled itself died there
-# (docs/gpu.md, "On a borrowed GPU"). The plan's Stan programs are read from its dry run.
+# (docs/gpu.md, "On a borrowed GPU"). The plan's Stan programs are read from its dry run, those of runs it left out
+# as longer than a step too (estimated from walls here; the box's --calibrate may find that they fit).
 GPU_PLAN ?= --cores 16 --budget 11m --step 5.5m
 GPU_ISA ?= x86-64-v3
 gpu-stan: $(INSTALLED)
 	$(BIN)/stanjax campaign gpu --dry-run $(GPU_PLAN) --isa $(GPU_ISA) --out .gpu-stan-plan \
-	  | awk '$$1 == "cpu" && / · stan-cpu · / {print $$4 ($$0 ~ / threads · / ? ":threaded" : "")}' | sort -u > .gpu-stan.txt
+	  | awk '($$1 == "cpu" || $$1 == "left") && / · stan-cpu · / {print $$4 ($$0 ~ / threads · / ? ":threaded" : "")}' \
+	  | sort -u > .gpu-stan.txt
 	$(BIN)/python docker/gpu-stan-carried.py pack $(GPU_ISA) $$(cat .gpu-stan.txt)
 	rm -f .gpu-stan.txt
 

@@ -164,7 +164,7 @@ def steps(lanes: dict[str, list[Item]], step_s: float, first_step_s: float = 0.0
                 left -= queue[0].estimate_s
                 taken.append(queue.pop(0))
             step[lane] = taken
-        if not any(step.values()):
+        if not any(step.values()) and not used:  # a first step the compilation filled is a step all the same
             raise ValueError(f"an item is longer than a step: {[q[0].label() for q in queues.values() if q]}")
         cut.append(step)
         used = 0.0

@@ -490,3 +490,12 @@ def test_calibrate_measures_each_lanes_setups_on_its_cores_before_planning(tmp_p
     measured = records.read_measurements(tmp_path / "c" / records.MEASUREMENTS_FILE)
     assert len(measured) == len(gpu) + len(cpu) and {m["measure"] for m in measured} == {"gradient_cost"}
     assert "[composed: 0.05 ms a gradient measured here" in out
+
+
+def test_a_first_step_the_compilation_fills_leaves_its_runs_to_the_next():
+    """A run that fits a step but not what the first step's compilation leaves of it waits for step 2 (the planner
+    raised "longer than a step" for 5.5-minute steps with 2 minutes of compilation)."""
+    cut = steps({"gpu": [item("gpu", 300)], "cpu": [item("cpu", 310)]}, step_s=330, first_step_s=120)
+    assert [[len(lane) for lane in step.values()] for step in cut] == [[0, 0], [1, 1]]
+    with pytest.raises(ValueError, match="longer than a step"):
+        steps({"gpu": [item("gpu", 400)]}, step_s=330)
