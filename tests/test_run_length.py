@@ -77,3 +77,21 @@ def test_the_quick_suite_lengthens_its_short_pairings_and_draws_given_are_kept(t
     assert main([*base, "--draws", "500"]) == 0 and asked == [2.0]
     assert main([*base, "--min-sampler-seconds", "0"]) == 0 and asked == [2.0]
     assert main([*base, "--min-sampler-seconds", "5"]) == 0 and asked == [2.0, 5.0]
+
+
+def test_a_machine_that_never_ran_a_model_lengthens_it_from_other_machines_runs(tmp_path, monkeypatch):
+    """A fresh clone on a new machine: no results/<its slug>, so the committed runs of other machines tell the
+    length (the fixture's eight schools: well under 2 s on a Xeon)."""
+    from stanjax.runner import environment, run_length
+
+    other = tmp_path / "results" / "some-other-machine" / "campaign"
+    other.mkdir(parents=True)
+    (other / records.RESULTS_FILE).write_bytes((FIXTURES / "tiny_repeats2.jsonl").read_bytes())
+    monkeypatch.setattr(run_length, "ROOT", tmp_path)
+    monkeypatch.setattr(environment, "machine", lambda: environment.Machine(cpu="A New CPU", cores=8))
+    jobs = jobs_of(EIGHT)
+    longer, (line,) = run_length.for_campaign(jobs, 2.0)
+    assert (
+        line.startswith(f"{EIGHT} (tiny): {jobs[0].config.draws:,} → ")
+        and longer[0].config.draws > jobs[0].config.draws
+    )
