@@ -19,8 +19,10 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
-        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length); a calibration
+        # first (runner.gradient_cost), so the report can tell two machines of one name apart.
         "min_sampler_s": 2.0,
+        "calibrate": True,
     },
     # The real comparison on a CPU box: every model at its default size, Stan and NumPyro, 5 paired blocks.
     "full": {
@@ -31,8 +33,10 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
-        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length); a calibration
+        # first (runner.gradient_cost), so the report can tell two machines of one name apart.
         "min_sampler_s": 2.0,
+        "calibrate": True,
     },
     # `stanjax nightly`: the quick suite with 5 repeats, enough for a Mann–Whitney test to reach p < 0.05.
     "nightly": {
@@ -43,8 +47,10 @@ SUITES = {
         "warmup": 1000,
         "draws": 1000,
         "repeats": 5,
-        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length).
+        # Where a pairing's shorter side would sample for less, both draw more (runner.run_length); a calibration
+        # first (runner.gradient_cost), so the report can tell two machines of one name apart.
         "min_sampler_s": 2.0,
+        "calibrate": True,
     },
     # Smoke test used by the test suite: tiny data, one repeat, enough draws for R-hat <= 1.01 most of the time.
     "tiny": {

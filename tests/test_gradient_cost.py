@@ -54,3 +54,41 @@ def test_setups_are_measured_a_process_per_side_device_and_precision_and_a_failu
     assert gradient_cost.setup_key(row) == gradient_cost.setup_key(setup) and row["ms_per_gradient"] > 0
     assert row["chains"] == 4 and row["size"] == "tiny"
     assert len(said) == 2 and "FAILED" in said[1] and " gpu " in said[1]
+
+
+def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_path, monkeypatch, capsys):
+    """quick (and full, nightly) calibrate first, into OUT/measurements.jsonl under the campaign's ID; tiny does not
+    unless asked; a failed calibration is said and the campaign goes on."""
+    from stanjax.runner import records, run_length
+    from stanjax.runner.cli import main
+    from stanjax.runner.commands import run
+
+    started = []
+    monkeypatch.setattr(
+        run, "run_campaign", lambda jobs, out, *a, campaign_id=None, **k: started.append(campaign_id) or []
+    )
+    monkeypatch.setattr(run_length, "for_campaign", lambda jobs, min_s, keep: (jobs, []))
+    fake = [
+        {"side": side, "model_id": LOGISTIC, "sizes": {"N": 2000, "D": 20}, "ms_per_gradient": 0.02}
+        for side in ("stan", "jax")
+    ]
+    monkeypatch.setattr(gradient_cost, "calibrate", lambda cpus: fake)
+    eight = ["--models", "eight_schools-eight_schools_noncentered"]
+    assert main(["run", "--suite", "quick", *eight, "--out", str(tmp_path / "q")]) == 0
+    (m,) = records.read_measurements(tmp_path / "q" / records.MEASUREMENTS_FILE)
+    assert m["measure"] == "calibration" and m["campaign_id"] == started[0] and m["sides"] == fake
+    assert (
+        "calibration (covtype_synth-logistic_regression, small, one core): stan 0.0200 ms, jax 0.0200 ms"
+        in capsys.readouterr().out
+    )
+    assert main(["run", "--suite", "tiny", *eight, "--engines", "stan", "--out", str(tmp_path / "t")]) == 0
+    assert not (tmp_path / "t" / records.MEASUREMENTS_FILE).exists() and started[1] is None
+
+    def broken(cpus):
+        raise RuntimeError("gradient cost stan covtype small failed: ['no compiler']")
+
+    monkeypatch.setattr(gradient_cost, "calibrate", broken)
+    assert (
+        main(["run", "--suite", "tiny", *eight, "--engines", "stan", "--calibrate", "--out", str(tmp_path / "b")]) == 0
+    )
+    assert "calibration failed (gradient cost stan covtype small failed" in capsys.readouterr().out

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from stanjax.runner import compare, history, records, run_length
-from stanjax.runner.campaign import interrupted, run_campaign
+from stanjax.runner.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
 from stanjax.runner.commands.compare import check_rule, run_comparison
+from stanjax.runner.commands.run import calibrate
 from stanjax.runner.plan import Request, plan
 from stanjax.runner.suites import SUITES
 
@@ -47,9 +48,19 @@ def main(args) -> int:
     jobs, lines = run_length.for_campaign(jobs, SUITES["nightly"]["min_sampler_s"], history.previous(folder))
     for line in lines:
         print(line)
+    campaign_id = new_campaign_id()
+    print(calibrate(folder, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []
     try:
-        run_campaign(jobs, folder, args.timeout, written, reruns=request.reruns, quiet_wait_s=request.quiet_wait)
+        run_campaign(
+            jobs,
+            folder,
+            args.timeout,
+            written,
+            reruns=request.reruns,
+            quiet_wait_s=request.quiet_wait,
+            campaign_id=campaign_id,
+        )
     except KeyboardInterrupt as stop:
         return interrupted(stop, written, jobs, folder)
     baseline = args.baseline or history.previous(folder)

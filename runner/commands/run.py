@@ -164,7 +164,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="start by timing a fixed gradient of each side on one core (Stan's inside its NUTS, JAX's jitted; "
         "covtype at its small size), written to OUT/measurements.jsonl under the campaign's ID, so the report can "
-        "tell two machines of one name apart (default: when the campaign has 2 or more repeats)",
+        "tell two machines of one name apart (default: the suite's, on for quick, full and nightly)",
     )
     parser.add_argument(
         "--resume",
@@ -212,7 +212,7 @@ def main(args) -> int:
     results_folder(args.out)
     here = environment.machine()
     print(f"machine: {here.label} ({here.cpu}, kernel {here.kernel})")
-    if jobs and (args.calibrate if args.calibrate is not None else max(job.repeat for job in jobs) >= 1):
+    if jobs and (args.calibrate if args.calibrate is not None else SUITES[args.suite].get("calibrate", False)):
         campaign_id = campaign_id or new_campaign_id()
         print(calibrate(args.out, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []
