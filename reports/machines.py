@@ -13,13 +13,21 @@ SPREAD = 0.15  # two calibrations of one side this far apart (high ÷ low - 1) a
 
 def calibrations(measurements: list[dict]) -> dict:
     """``rows``: one per campaign calibration (label, slug, campaign, when, each side's ms a gradient);
-    ``differ``: a sentence per machine slug and side whose calibrations differ by more than ``SPREAD``."""
+    ``differ``: a sentence per machine slug and side whose quiet calibrations (their load measured, not loaded:
+    made from 2026-11-27 12:30 on) differ by more than ``SPREAD``; one measured beside other work, or before its
+    load was recorded, is listed and compared with nothing."""
     rows = []
     for m in measurements:
         if m.get("measure") != "calibration":
             continue
         machine = msgspec.convert(m["provenance"]["machine"], Machine)
         sides = {side["side"]: side["ms_per_gradient"] for side in m["sides"]}
+        load = m.get("load")
+        state = (
+            "not measured"
+            if not load or load.get("other_processes_share") is None
+            else ("loaded" if load["loaded"] else "quiet")
+        )
         rows.append(
             {
                 "label": machine.label,
@@ -28,6 +36,7 @@ def calibrations(measurements: list[dict]) -> dict:
                 "created": m["created"],
                 "model_id": m["sides"][0]["model_id"],
                 "sizes": m["sides"][0]["sizes"],
+                "load": state,
                 **{f"{side}_ms": sides.get(side) for side in ("stan", "jax")},
             }
         )
@@ -36,7 +45,9 @@ def calibrations(measurements: list[dict]) -> dict:
     for slug in sorted({r["slug"] for r in rows}):
         for side, name in (("stan", "Stan"), ("jax", "JAX")):
             found = sorted(
-                (r[f"{side}_ms"], r["label"], r["campaign_id"]) for r in rows if r["slug"] == slug and r[f"{side}_ms"]
+                (r[f"{side}_ms"], r["label"], r["campaign_id"])
+                for r in rows
+                if r["slug"] == slug and r[f"{side}_ms"] and r["load"] == "quiet"
             )
             if len(found) >= 2 and found[-1][0] > (1 + SPREAD) * found[0][0]:
                 (low, low_label, low_id), (high, high_label, high_id) = found[0], found[-1]

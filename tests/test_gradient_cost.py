@@ -72,11 +72,13 @@ def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_p
         {"side": side, "model_id": LOGISTIC, "sizes": {"N": 2000, "D": 20}, "ms_per_gradient": 0.02}
         for side in ("stan", "jax")
     ]
-    monkeypatch.setattr(gradient_cost, "calibrate", lambda cpus: fake)
+    quiet = {"other_processes_cores": 0.0, "other_processes_share": 0.0, "loaded": False}
+    monkeypatch.setattr(gradient_cost, "calibrate", lambda cpus: (fake, quiet))
     eight = ["--models", "eight_schools-eight_schools_noncentered"]
     assert main(["run", "--suite", "quick", *eight, "--out", str(tmp_path / "q")]) == 0
     (m,) = records.read_measurements(tmp_path / "q" / records.MEASUREMENTS_FILE)
     assert m["measure"] == "calibration" and m["campaign_id"] == started[0] and m["sides"] == fake
+    assert m["load"] == quiet
     assert (
         "calibration (covtype_synth-logistic_regression, small, one core): stan 0.0200 ms, jax 0.0200 ms"
         in capsys.readouterr().out
@@ -92,3 +94,11 @@ def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_p
         main(["run", "--suite", "tiny", *eight, "--engines", "stan", "--calibrate", "--out", str(tmp_path / "b")]) == 0
     )
     assert "calibration failed (gradient cost stan covtype small failed" in capsys.readouterr().out
+
+
+@pytest.mark.stan
+def test_the_calibration_takes_stans_median_of_three_and_says_what_else_ran_beside_it():
+    (stan, jax), load = gradient_cost.calibrate()
+    assert len(stan["runs_ms"]) == 3 and stan["ms_per_gradient"] == sorted(stan["runs_ms"])[1]
+    assert jax["side"] == "jax" and jax["threads"] == 1 and jax["cpu_threads"] == 1  # one core
+    assert {"other_processes_cores", "other_processes_share", "loaded"} <= set(load)

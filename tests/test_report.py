@@ -1174,7 +1174,12 @@ def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fix
     assert not rows["maskell-stan-cpu"].startswith("not measured")  # the common basis, as before
 
 
-def _calibration(campaign_id: str, stan_ms: float, jax_ms: float, cpu: str = "Intel(R) Xeon(R) Processor") -> dict:
+QUIET_LOAD = {"other_processes_cores": 0.01, "other_processes_share": 0.01, "loaded": False}
+
+
+def _calibration(
+    campaign_id: str, stan_ms: float, jax_ms: float, cpu: str = "Intel(R) Xeon(R) Processor", load=QUIET_LOAD
+) -> dict:
     machine = {"cpu": cpu, "cores": 2, "cpu_id": {"family": "6", "model": "85", "vector": "avx2"}}
     sides = [
         {
@@ -1194,6 +1199,7 @@ def _calibration(campaign_id: str, stan_ms: float, jax_ms: float, cpu: str = "In
         "created": f"2026-11-2{len(campaign_id)}T10:00:00+00:00",
         "provenance": {"machine": machine, "command": "stanjax run --suite quick"},
         "sides": sides,
+        **({"load": load} if load else {}),
     }
 
 
@@ -1209,6 +1215,11 @@ def test_two_machines_under_one_name_are_told_apart_by_their_calibrations(tmp_pa
     assert sentence.startswith("xeon-2core: Stan's calibration gradient took 0.03 ms") and "1.70×" in sentence
     other_cpu = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.02, cpu="AMD EPYC")])
     assert other_cpu["differ"] == []  # another name: another machine, said by its label already
+    # One measured beside other work, or before loads were recorded, is listed and compared with nothing.
+    loaded = {**QUIET_LOAD, "other_processes_share": 0.4, "loaded": True}
+    for load in (loaded, None):
+        kept = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.0205, load=load)])
+        assert kept["differ"] == [] and kept["rows"][1]["load"] == ("loaded" if load else "not measured")
     results = tmp_path / "results"
     results.mkdir()
     write(results, fixture_records)

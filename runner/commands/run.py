@@ -238,16 +238,15 @@ def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:
     from stanjax.runner import gradient_cost
 
     try:
-        sides = gradient_cost.calibrate(cpus)
+        sides, load = gradient_cost.calibrate(cpus)
     except (RuntimeError, OSError, ValueError) as err:
         return f"calibration failed ({err}): the campaign goes on without one"
-    records.append(
-        out / records.MEASUREMENTS_FILE,
-        records.measurement("calibration", {"measure": "calibration", "campaign_id": campaign_id, "sides": sides}),
-    )
+    fields = {"measure": "calibration", "campaign_id": campaign_id, "sides": sides, "load": load}
+    records.append(out / records.MEASUREMENTS_FILE, records.measurement("calibration", fields))
     model_id, size = gradient_cost.CALIBRATION
     costs = ", ".join(f"{s['side']} {s['ms_per_gradient']:.4f} ms" for s in sides)
-    return f"calibration ({model_id}, {size}, one core): {costs} a gradient"
+    loaded = " (LOADED: other work beside it; it tells no machine apart)" if load["loaded"] else ""
+    return f"calibration ({model_id}, {size}, one core): {costs} a gradient{loaded}"
 
 
 def estimate_text(jobs: list[Job], history: list[Path]) -> str:

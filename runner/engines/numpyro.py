@@ -83,7 +83,8 @@ class NumPyroEngine:
         start = time.perf_counter()
         rng_key = jax.random.PRNGKey(seed)
         # As MCMC: one key a chain, split from the seed's; each chain draws its own start inside warmup unless
-        # many short chains start in superchains (nested R-hat), whose shared points are drawn here, untimed.
+        # many short chains start in superchains (nested R-hat), whose shared points are drawn here, in the
+        # compile span (tracing the model to draw them is most of it).
         keys = jax.random.split(rng_key, config.chains) if config.chains > 1 else rng_key[None]
         inits = (
             initial_points(jax, handle["model"], data, config, jax.random.fold_in(rng_key, 1))[0]
