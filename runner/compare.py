@@ -94,14 +94,21 @@ def left_out(recs: list[RunRecord], entries: tuple[superseded.Entry, ...]) -> di
 def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
     """Every measurement (``RunRecord.measurement_key``) of BASE's and NEW's clean, non-superseded runs, its speed
     change and its correctness checks. A measurement only on one side is noted as such; if the other side ran the
-    same model and engine setup with other settings or data, the note says so."""
+    same model and engine setup with other settings or data, the note says so. Records made before machines had
+    fingerprints stand for their slug's machine: where either side has such records of a slug, that slug's
+    records are matched by slug."""
     entries_superseded = superseded.load()
+    unprinted = {r.provenance.machine.slug for r in [*base, *new] if not r.provenance.machine.fingerprint}
+
+    def key_of(r: RunRecord) -> MeasurementKey:
+        slug = r.provenance.machine.slug
+        return r.measurement_key()._replace(machine=slug) if slug in unprinted else r.measurement_key()
 
     def grouped(recs):
         out: dict[MeasurementKey, list[RunRecord]] = {}
         for r in records.independent(recs):
             if not superseded.left_out(r, entries_superseded):
-                out.setdefault(r.measurement_key(), []).append(r)
+                out.setdefault(key_of(r), []).append(r)
         return out
 
     def loose(key: MeasurementKey) -> tuple:

@@ -184,3 +184,24 @@ engines = ["numpyro"]
     assert result["left_out"] == {"base": {"superseded": numpyro}, "new": {"superseded": numpyro}}
     assert {e["label"] for e in result["entries"]} == {"Stan-CPU"}
     assert sorted(flagged(result)) == sorted({(r.model_id, "Stan-CPU") for r in runs})
+
+
+def test_records_made_before_fingerprints_are_compared_with_their_slugs_new_records(runs):
+    """The nightly after fingerprints: last night's records name "xeon-2core", tonight's "xeon-2core-<fingerprint>";
+    they are one machine's measurements, matched by slug, and a 25 % slowdown of tonight's is still flagged. Two
+    fingerprinted machines of one slug are never matched."""
+
+    def printed(recs, model):
+        machine = {"family": "6", "model": model, "vector": "avx2"}
+        return [
+            replace(r, provenance=replace(r.provenance, machine=replace(r.provenance.machine, cpu_id=machine)))
+            for r in recs
+        ]
+
+    base = with_timings(runs, 1.0, 0.02, seed=1)
+    new = printed(with_timings(runs, 1.25, 0.02, seed=2), "85")
+    assert {r.machine for r in new} != {r.machine for r in base}
+    result = compare.compare(base, new)
+    assert sorted(flagged(result)) == sorted({(r.model_id, r.label) for r in runs})
+    other = compare.compare(printed(base, "79"), new)
+    assert flagged(other) == [] and all(e["speed"] is None for e in other["entries"])
