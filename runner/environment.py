@@ -34,6 +34,19 @@ def worker_env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1", "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", MALLOC_TUNABLES)}
 
 
+def run_module(module: str, args: list[str], env: dict | None = None, timeout_s: float = 3600):
+    """``python -m module args`` in a child process of the checkout, with the workers' environment and ``env``:
+    the measurements that need a fresh process (JAX's device count and precision are fixed when it starts)."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**worker_env(), **(env or {})},
+    )
+
+
 # Versions recorded in every provenance, and compared between two record sets.
 PACKAGES = (
     "jax",

@@ -19,12 +19,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 from stanjax import jax_models, models
-from stanjax.models import ROOT
 from stanjax.runner import environment
 from stanjax.runner.config import Placement, RunConfig
 
@@ -150,14 +148,7 @@ def measure(
     module's own, e.g. ("--device", "gpu"))."""
     args = [side, model_id, size, *([str(n)] if n is not None else []), *options]
     extra = {"STANJAX_CPUS": ",".join(map(str, cpus))} if cpus else {}
-    done = subprocess.run(
-        [sys.executable, "-m", "stanjax.runner.gradient_cost", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env={**environment.worker_env(), **extra, **(env or {})},
-    )
+    done = environment.run_module("stanjax.runner.gradient_cost", args, {**extra, **(env or {})}, timeout_s)
     if done.returncode != 0:
         raise RuntimeError(f"gradient cost {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -209,17 +200,8 @@ def measure_setups(setups: list[dict], cpus: list[int] | None = None, timeout_s:
     found = []
     for (side, device, precision), group in groups.items():
         platform = "cuda" if device == "gpu" else "cpu"
-        env = {**environment.worker_env(), "JAX_PLATFORMS": platform}
-        if cpus:
-            env["STANJAX_CPUS"] = ",".join(map(str, cpus))
-        done = subprocess.run(
-            [sys.executable, "-m", "stanjax.runner.gradient_cost", "--batch", json.dumps(group)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            env=env,
-        )
+        env = {"JAX_PLATFORMS": platform, **({"STANJAX_CPUS": ",".join(map(str, cpus))} if cpus else {})}
+        done = environment.run_module("stanjax.runner.gradient_cost", ["--batch", json.dumps(group)], env, timeout_s)
         rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         found += [row for row in rows if "error" not in row]
         for row in rows:

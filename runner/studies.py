@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stanjax import models
-from stanjax.models import ROOT, ModelSpec
+from stanjax.models import ModelSpec
 from stanjax.runner import environment, records
 from stanjax.runner.config import Job, RunConfig
 
@@ -322,14 +321,7 @@ def main(argv: list[str]) -> int:
 
 def measure(args: list[str], env: dict | None = None, timeout_s: float = 3600) -> dict | list:
     """Run one measurement in a child process; its JSON result."""
-    done = subprocess.run(
-        [sys.executable, "-m", "stanjax.runner.studies", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env={**environment.worker_env(), **(env or {})},
-    )
+    done = environment.run_module("stanjax.runner.studies", args, env, timeout_s)
     if done.returncode != 0:
         raise RuntimeError(f"study measurement {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
