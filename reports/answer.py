@@ -89,7 +89,7 @@ def cores_text(pinned, usable, machine) -> str:
     """The cores a run had: those the runner pinned it to; for records made before it pinned, the cores its
     process could use (a taskset around the campaign), else the machine's."""
     if pinned:
-        return f"{int(pinned)} (pinned by the runner)"
+        return f"{int(pinned)}, pinned"
     if usable == usable and usable and usable != machine:
         return f"{int(usable)} of {count(machine)} (taskset around the campaign)"
     return f"all {count(machine)} (not pinned)"
@@ -135,7 +135,7 @@ def title_of(model_id: str) -> str:
 
 def side_text(runs: pd.DataFrame) -> str:
     """What one side of a ratio had, read from its runs: "NumPyro-GPU-tf32: float32 with TF32 matrix products,
-    4 chains vectorized, on the GPU", "Stan-CPU: float64, 4 chains parallel on 2 cores (pinned by the runner)"."""
+    4 chains vectorized, on the GPU", "Stan-CPU: float64, 4 chains parallel, cores: 2, pinned"."""
     r = runs.iloc[0]
     precision = r.precision
     if r.device == "gpu" and r.precision == "float32":
@@ -171,9 +171,9 @@ def to_result(campaign: pd.DataFrame, c: dict) -> dict:
         for name, r in (("cache warm", ratio), ("cache cold", cold_ratio))
         if r is not None and (r > 1) != (c["ratio"].value > 1)
     ]
-    text = f"{number(warm[0])} s vs {number(warm[1])} s ({speed(ratio)})" if ratio else "not measured"
+    text = f"{number(warm[0])} vs {number(warm[1])} s ({speed(ratio)})" if ratio else "not measured"
     if cold_ratio:
-        text += f"; cache cold: {number(cold[0])} s vs {number(cold[1])} s ({speed(cold_ratio)})"
+        text += f"; cold: {number(cold[0])} vs {number(cold[1])} s ({speed(cold_ratio)})"
     return {"warm": warm, "cold": cold, "ratio": ratio, "cold_ratio": cold_ratio, "text": text, "disagree": disagree}
 
 

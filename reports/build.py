@@ -290,6 +290,7 @@ def build(
                 for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)
             ],
             studies=studies,
+            composed=context["composed"],
             forests=[
                 {
                     "anchor": forest_anchor(c),
