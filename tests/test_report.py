@@ -1253,7 +1253,7 @@ def test_time_to_result_counts_a_fresh_process_to_1000_effective_draws(fixture_r
 def test_the_first_screen_sets_time_to_result_beside_each_ratio(report):
     html, _ = report
     answer = section(html, "answer")
-    assert "<span class=\"tr\">1,000 ESS: " in answer and "which answers a one-off fit sooner" in answer
+    assert '<span class="tr">1,000 ESS: ' in answer and "which answers a one-off fit sooner" in answer
 
 
 def test_the_roofline_says_how_far_a_gpu_gradient_is_from_its_floor_at_581012_rows():
