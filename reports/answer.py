@@ -221,7 +221,16 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
                         "why": "" if cells else why_none(row, m["columns"], m["pairing"]),
                     }
                 )
-        out.append({"pairing": m["pairing"], "rows": rows, "sentence": answer_sentence(m["pairing"], rows, campaign)})
+        other_way = [r["title"] for r in rows if r["entries"] and r["entries"][0]["to_result"]["disagree"]]
+        out.append(
+            {
+                "pairing": m["pairing"],
+                "rows": rows,
+                "sentence": answer_sentence(m["pairing"], rows, campaign),
+                "other_way": other_way,
+                "with_ratio": sum(1 for r in rows if r["entries"]),
+            }
+        )
     return out
 
 

@@ -1350,3 +1350,13 @@ def test_a_composed_ess_per_s_is_ess_per_gradient_times_gradients_per_second_and
     assert h100_stan["composed"] == pytest.approx(per_gradient * 4 * 1000 / 0.004)  # 14 cores hold 4 x 3 threads
     assert ratio["ratio"] == pytest.approx(gpu["composed"] / h100_stan["composed"])
     assert ratio["denominator"] == "Stan-CPU float64, 3 threads a chain"
+
+
+def test_the_first_screen_says_where_time_to_result_points_the_other_way(report):
+    """The sentence beneath the answer counts the models whose first ratio's cell is marked ⇄ (time to result and
+    ESS/s disagree), per pairing, and is absent where none is."""
+    html, _ = report
+    answer = section(html, "answer")
+    marked = answer.count("⇄ ESS/s</b>")
+    counted = [int(n) for n in re.findall(r"points the other way on (\d+) of \d+ models", answer)]
+    assert sum(counted) == marked
