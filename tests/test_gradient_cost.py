@@ -18,7 +18,8 @@ def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data(
     )
     assert small["sizes"] == {"N": 300, "D": 5} and large["sizes"] == {"N": 30_000, "D": 5}
     assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
-    assert longer["ms_per_gradient"] > large["ms_per_gradient"] / 2 and longer["repeats"] == 400
+    # a hoisted gradient falls 8x (13x when planted); beside the suite's other worker the honest one moved up to 3x
+    assert longer["ms_per_gradient"] > large["ms_per_gradient"] / 6 and longer["repeats"] == 400
     assert large["compile_s"] > 0 and large["device"] == "cpu" and large["precision"] == "float64"
 
 
