@@ -154,9 +154,11 @@ def rlouf_row(measurements: list[dict]) -> dict:
         )
 
     def text(name: str, m: dict) -> str:
-        return (
-            f"{name}: {number(m['draws_per_s'])} draws/s at {m['chains']:,} chains ({where(m)}): 1e9 draws in "
-            f"{number(RLOUF_DRAWS / m['draws_per_s'])} s"
+        whole = m["chains"] * m["steps"] >= RLOUF_DRAWS
+        return f"{name}: {number(m['draws_per_s'])} draws/s at {m['chains']:,} chains ({where(m)}): " + (
+            f"{number(m['chains'] * m['steps'])} draws in {number(m['wall_s'])} s, run whole"
+            if whole
+            else f"1e9 draws in {number(RLOUF_DRAWS / m['draws_per_s'])} s at that rate"
         )
 
     shown = [

@@ -7,7 +7,9 @@ engine and repeat of it, so its pairs stay whole. Phases, first to last, where t
   a. the claims' sizes: covtype at 581,012 rows (Tran & Hoffman) and Bradley–Terry at 200,000 matches (Ingram's
      11× was at 160,420), their large presets: NumPyro and BlackJAX NUTS on the GPU, Stan on the CPU lane;
   b. data size: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches (the crossover);
-  c. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on), random-walk Metropolis;
+  c. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on) against Stan with a chain on
+     every core of the CPU lane, random-walk Metropolis, and rlouf's 1e9 random-walk draws in one run (JAX on the
+     GPU and on the CPU lane's cores);
   d. the zoo at default: the quick models on every JAX engine on the GPU, the others on NumPyro there; Stan and
      NumPyro on the CPU;
   e. float32 on the GPU, its own labelled pairing: the quick models, and covtype at 581,012 rows (where float32
@@ -32,7 +34,7 @@ from stanjax.runner.config import Job, RunConfig, campaign_entropy
 from stanjax.runner.engines import CPU_PAIR, JAX, SAMPLERS, entry
 from stanjax.runner.estimates import Estimator
 from stanjax.runner.plan import block_order, with_threads
-from stanjax.runner.studies import ITERATIONS, STUDIES
+from stanjax.runner.studies import ITERATIONS, RLOUF_CHAINS, STUDIES
 from stanjax.runner.suites import QUICK_MODELS
 
 GPU_JAX_ENGINES = tuple(name for name in SAMPLERS if entry(name).family == JAX)
@@ -53,7 +55,8 @@ PHASES = {
     "a": "the claims' sizes, float64: covtype at 581,012 rows and Bradley–Terry at 200,000 matches, NumPyro and "
     "BlackJAX NUTS on the GPU, Stan with the CPU lane's cores",
     "b": "data size, float64: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches",
-    "c": "chains 4 … 16,384: NUTS and ChEES vectorised, random-walk Metropolis",
+    "c": "chains 4 … 16,384: NUTS and ChEES vectorised against Stan with a chain a core, random-walk Metropolis, "
+    "rlouf's 1e9 draws",
     "d": "the zoo at default, float64: every JAX engine on the GPU for the quick models, NumPyro for the others; "
     "Stan and NumPyro on the CPU",
     "e": "float32 on the GPU, its own pairing: the quick models, and covtype at 581,012 rows",
@@ -77,7 +80,10 @@ class Item:
         if self.job:
             return self.job.label()
         chains, backend = self.rwmh
-        return f"rwmh-{backend} · {chains} chains"
+        return f"rwmh-{backend}-{self.rwmh_device()} · {chains:,} chains"
+
+    def rwmh_device(self) -> str:
+        return rwmh_device(self.lane, self.rwmh[1])
 
     def as_dict(self) -> dict:
         return {
@@ -254,11 +260,11 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
             config = RunConfig(size="small", chains=chains, warmup=study_warmup, draws=study_draws)
             engines = {"gpu": ("numpyro", "blackjax_chees")}
             unit("c", f"{spec.id} {chains} chains", spec, config, engines, 1, "chains", chain_method="vectorized")
-        rwmh = [
-            Item(lane, "chains", *estimate.measurement(backend, lane, chains), rwmh=(chains, backend))
-            for lane, backend in (("gpu", "jax"), ("cpu", "numpy"))
-        ]
-        found.append(Unit("c", f"random-walk Metropolis {chains} chains", rwmh))
+        found.append(rwmh_unit(chains, (("gpu", "jax"), ("cpu", "numpy")), estimate))
+    for spec in chains_study.models():  # the many-chain answer Stan's user has: a chain on every core
+        config = RunConfig(size="small", chains=cores - gpu_cores, warmup=study_warmup, draws=study_draws)
+        unit("c", f"{spec.id} Stan, a chain a core", spec, config, {"cpu": ("stan",)}, 1, "chains")
+    found.append(rwmh_unit(RLOUF_CHAINS, (("gpu", "jax"), ("cpu", "jax")), estimate, "rlouf's 1e9 draws: "))
     for model_id in QUICK_MODELS:
         engines = {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR}
         unit("d", f"{model_id} default", models.get(model_id), default, engines, HEADLINE_BLOCKS)
@@ -271,6 +277,20 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
     for spec in others:
         unit("f", f"{spec.id} default BlackJAX", spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS)
     return found
+
+
+def rwmh_device(lane: str, backend: str) -> str:
+    """Where a random-walk measurement runs: JAX on the GPU in the GPU lane, else on the lane's CPUs."""
+    return "gpu" if lane == "gpu" and backend == "jax" else "cpu"
+
+
+def rwmh_unit(chains: int, lanes, estimate: Estimator, label: str = "") -> Unit:
+    """Random-walk Metropolis at ``chains`` chains × the GPU scale's steps, a measurement per (lane, backend)."""
+    items = [
+        Item(lane, "chains", *estimate.measurement(backend, rwmh_device(lane, backend), chains), rwmh=(chains, backend))
+        for lane, backend in lanes
+    ]
+    return Unit("c", f"{label}random-walk Metropolis {chains:,} chains", items)
 
 
 def make_plan(

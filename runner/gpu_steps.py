@@ -32,14 +32,15 @@ def done_items(plan: Plan, out: Path) -> set[int]:
     files = sorted(out.glob("*.jsonl"))
     done = records.done(records.read(files)) if files else set()
     measured = {
-        (m["backend"], m["chains"])
+        (m["backend"], m["device"], m["chains"])
         for m in (records.read_measurements(files) if files else [])
         if m.get("measure") == "rwmh"
     }
     return {
         index
         for index, item in enumerate(all_items(plan))
-        if (item.job and item.job.key() in done) or (item.rwmh and (item.rwmh[1], item.rwmh[0]) in measured)
+        if (item.job and item.job.key() in done)
+        or (item.rwmh and (item.rwmh[1], item.rwmh_device(), item.rwmh[0]) in measured)
     }
 
 
@@ -85,7 +86,7 @@ def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> di
     ``out``'s measurements."""
     chains, backend = item.rwmh
     env = {
-        "JAX_PLATFORMS": "cuda" if item.lane == "gpu" and backend == "jax" else "cpu",
+        "JAX_PLATFORMS": "cuda" if item.rwmh_device() == "gpu" else "cpu",
         "STANJAX_CPUS": ",".join(map(str, cpus)),
     }
     row = studies.measure(["rwmh", "gpu", str(chains), backend], env, timeout_s)

@@ -17,7 +17,8 @@ from stanjax.runner.cli import main
 from stanjax.runner.config import Job, Placement, RunConfig
 from stanjax.runner.estimates import Estimator
 from stanjax.runner.gpu_campaign import PHASES, Item, Plan, Unit, estimated_s, make_plan, steps, units
-from stanjax.runner.gpu_steps import all_items, lanes_left, pack, run_step, step_number
+from stanjax.runner.gpu_steps import all_items, done_items, lanes_left, pack, run_step, step_number
+from stanjax.runner.studies import RLOUF_CHAINS, RWMH_STEPS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -133,6 +134,21 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     chains = [i.job for u in everything.units if u.phase == "c" for i in u.items if i.job]
     assert max(job.config.chains for job in chains) == 16_384
     assert {i.study for u in everything.units if u.phase == "c" for i in u.items} == {"chains"}
+    # against Stan's many-chain answer (a chain on each of the CPU lane's 14 cores), and rlouf's 1e9 draws whole
+    stan = [job for job in chains if job.engine == "stan"]
+    assert stan and {(j.device, j.config.chains, j.placement.threads_per_chain) for j in stan} == {("cpu", 14, 1)}
+    rlouf = {
+        (i.rwmh_device(), i.rwmh[1]) for u in everything.units for i in u.items if i.rwmh and i.rwmh[0] == RLOUF_CHAINS
+    }
+    assert rlouf == {("gpu", "jax"), ("cpu", "jax")} and RLOUF_CHAINS * RWMH_STEPS["gpu"] == 10**9
+
+
+def test_a_random_walk_measurement_is_done_on_its_own_device_only(tmp_path):
+    plan = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0), compile_s=0, phases="c")
+    row = {"measure": "rwmh", "backend": "jax", "device": "cpu", "chains": RLOUF_CHAINS, "steps": 10_000}
+    records.append(tmp_path / records.MEASUREMENTS_FILE, records.measurement("chains", row))
+    done = [all_items(plan)[i] for i in done_items(plan, tmp_path)]
+    assert [(i.lane, i.rwmh) for i in done] == [("cpu", (RLOUF_CHAINS, "jax"))]  # the GPU's is still to run
 
 
 def test_the_plan_survives_its_file():

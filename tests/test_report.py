@@ -456,12 +456,14 @@ def test_gpu_float32_runs_with_tf32_matmuls_are_never_pooled_with_full_float32(d
 def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
     from stanjax.reports.study_claims import rlouf_row
 
-    def rwmh(backend, draws_per_s, command, device=None, gpu=()):
+    def rwmh(backend, draws_per_s, command, device=None, gpu=(), chains=1024):
         machine = {"cpu": "Some CPU", "cores": 16, "cores_usable": 3, "gpu": list(gpu)}
         m = {
             "measure": "rwmh",
             "backend": backend,
-            "chains": 1024,
+            "chains": chains,
+            "steps": 10_000,
+            "wall_s": chains * 10_000 / draws_per_s,
             "draws_per_s": draws_per_s,
             "provenance": {"machine": machine, "command": command},
         }
@@ -475,6 +477,9 @@ def test_rlouf_cpu_claim_is_judged_on_cpu_measurements_only():
     assert row["verdict"].startswith("not reproduced")  # 1e9 draws take 1000 s on this CPU; the GPU does not count
     assert "JAX-CPU: 1,000,000 draws/s" in row["measured"] and "JAX-GPU: 1,000,000,000 draws/s" in row["measured"]
     assert "(NVIDIA H100 80GB HBM3)" in row["measured"] and "(Some CPU, 3 cores)" in row["measured"]
+    assert "1e9 draws in 1,000 s at that rate" in row["measured"]  # extrapolated from 1e7 draws, and says so
+    whole = rwmh("jax", 4e7, "cli.py campaign gpu", device="cpu", chains=100_000)
+    assert "1,000,000,000 draws in 25.0 s, run whole" in rlouf_row([whole])["measured"]
     # Still faster at the most chains measured: a larger batch might reach the claim, so no verdict either way.
     fewer = {**rwmh("jax", 5e5, "cli.py study chains", device="cpu"), "chains": 64}
     assert rlouf_row([fewer, slow_cpu])["verdict"].startswith(

@@ -42,6 +42,14 @@ def test_chains_study_runs_vectorised_samplers_and_rwmh(tmp_path):
     assert "draws/s at" in html and "1e9 draws in" in html  # the rlouf claim row speaks from the study
 
 
+def test_rwmh_leaves_ess_out_above_its_chain_limit(monkeypatch):
+    from stanjax.runner import studies
+
+    monkeypatch.setattr(studies, "ESS_MAX_CHAINS", 2)
+    row = studies.rwmh_measurement("tiny", 4, "numpy")
+    assert row["ess_bulk"] is None and row["ess_per_s"] is None and row["draws_per_s"] > 0
+
+
 def test_devices_study_times_the_sharded_gradient_on_8_simulated_devices(tmp_path):
     assert main(["study", "devices", "--scale", "tiny", "--simulate-devices", "8", "--out", str(tmp_path)]) == 0
     rows = records.read_measurements(tmp_path)
