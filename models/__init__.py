@@ -310,6 +310,21 @@ def exact_exp(x) -> np.ndarray:
     return np.array([float(context.exp(decimal.Decimal(v))) for v in values.ravel().tolist()]).reshape(values.shape)
 
 
+def exact_log(x) -> np.ndarray:
+    """log(x) to 34 digits by Python's decimal module, then rounded to float64: the same bits on every CPU (as
+    ``exact_exp``)."""
+    context = decimal.Context(prec=34)
+    values = np.asarray(x, dtype=np.float64)
+    return np.array([float(context.ln(decimal.Decimal(v))) for v in values.ravel().tolist()]).reshape(values.shape)
+
+
+def libm(function: Callable[..., float], *args) -> np.ndarray:
+    """``function`` (one of Python's ``math``, for what decimal lacks: sin, cos, pow) at every value of ``args``
+    (broadcast): the C library's scalar result, where NumPy's float64 loops take an AVX-512 path (SVML) on CPUs
+    that have one and libm's elsewhere."""
+    return np.vectorize(function, otypes=[np.float64])(*(np.asarray(a, dtype=np.float64) for a in args))
+
+
 def data_hash(data: dict) -> str:
     """Content hash of a data dict: keys, dtypes, shapes and bytes (sha256, first 16 hex digits)."""
     digest = hashlib.sha256()

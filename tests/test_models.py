@@ -38,35 +38,43 @@ def test_generator_is_deterministic_per_seed(spec):
         np.testing.assert_array_equal(first[key], again[key])
 
 
+# In a child: NumPy's SIMD sets in use, a BLAS product's bits (proof that the kernels differ), every data hash.
+DATA_BITS = (
+    "import numpy as np; from stanjax import models; from numpy._core import _multiarray_umath as u; "
+    "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
+    "X = np.random.default_rng(0).normal(size=(1000, 3)); print(models.data_hash({'Xw': X @ np.array([0.3, -1.7, 0.9])})); "
+    "print(' '.join(models.data_hash(s.data(size, seed=3)) for s in models.registry().values() "
+    "for size in ('tiny', 'small')))"
+)
+
+
+def data_bits(**env) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", DATA_BITS],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=models.ROOT,
+        env={**os.environ, **env},
+    )
+    return done.stdout.splitlines()
+
+
 def test_data_bits_do_not_depend_on_the_cpu():
     """Every generator gives the same data with NumPy's CPU-specific SIMD paths switched off (as on a CPU without
-    them): data hashes in references and records must match on any machine."""
+    them) and with another CPU's BLAS kernels (OpenBLAS's for a Pentium 4, which sum a matrix product in another
+    order than this CPU's): data hashes in references and records must match on any machine."""
     from numpy._core import _multiarray_umath as umath
 
+    here = data_bits()
     simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
-    if not simd:
-        pytest.skip("this CPU has none of NumPy's dispatched SIMD feature sets to switch off")
-    script = (
-        "from stanjax import models; from numpy._core import _multiarray_umath as u; "
-        "print([f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]); "
-        "print(' '.join(models.data_hash(s.data(size, seed=3)) "
-        "for s in models.registry().values() for size in ('tiny', 'small')))"
-    )
-
-    def hashes(**env):
-        out = subprocess.run(
-            [sys.executable, "-c", script],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=models.ROOT,
-            env={**os.environ, **env},
-        ).stdout.splitlines()
-        return out[0], out[1]
-
-    (used, plain), (unused, scalar) = hashes(), hashes(NPY_DISABLE_CPU_FEATURES=" ".join(simd))
-    assert used == str(simd) and unused == "[]"
-    assert scalar == plain
+    if simd:
+        scalar = data_bits(NPY_DISABLE_CPU_FEATURES=" ".join(simd))
+        assert here[0] == str(simd) and scalar[0] == "[]"
+        assert scalar[2] == here[2]
+    other_blas = data_bits(OPENBLAS_CORETYPE="Prescott")
+    assert other_blas[1] != here[1]  # the kernels do sum otherwise: the check can see a generator that uses them
+    assert other_blas[2] == here[2]
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.id.split("-")[0].endswith("_synth")], ids=lambda s: s.id)
