@@ -109,7 +109,9 @@ def svg(fig, title: str, legend_below: list | None = None) -> str:
             handles=legend_below, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=2, fontsize="x-small", frameon=False
         )
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight" if legend_below else None)
+    # no date and ids salted by the title, not at random: a report made again from the same records is the same
+    with matplotlib.rc_context({"svg.hashsalt": title}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight" if legend_below else None, metadata={"Date": None})
     plt.close(fig)
     text = COORDINATES.sub(lambda m: m[1] + DECIMALS.sub(r"\1", m[2]) + '"', buffer.getvalue())
     text = text[text.index("<svg") :]

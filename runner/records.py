@@ -13,6 +13,7 @@ naming the file and lines; only a file of nothing but records of another schema 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import warnings
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgspec
+import numpy as np
 
 from stanjax.models import UsageError
 from stanjax.runner.config import RunConfig, RunKey
@@ -33,6 +35,10 @@ SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
 MEASUREMENTS_FILE = "measurements.jsonl"  # what is measured beside runs: studies, calibrations
 RESULTS_FILES = (RESULTS_FILE, RESULTS_FILE + ".gz")  # a closed campaign's may be committed gzipped
+# A closed campaign's per-parameter summaries, packed beside its results.jsonl.gz by ``close``: 99 % of a record's
+# bytes where a model has thousands of parameters, kept as float64 columns.
+PARAMETERS_FILE = "parameters.npz"
+SUMMARIES = ("posterior_mean", "posterior_sd", "posterior_mcse", "posterior_mcse_sd", "posterior_khat")
 
 
 def migrate(record: dict) -> dict:
@@ -276,12 +282,88 @@ def _files(path: Path | list[Path]) -> list[Path]:
     raise RecordsError(f"no results at {path}")
 
 
+def canonical(record: dict) -> str:
+    """A record's line as ``append`` writes it."""
+    return json.dumps(record, sort_keys=True, allow_nan=True)
+
+
+def close(folder: Path) -> dict:
+    """Pack a closed campaign's records: each run's per-parameter summaries (``SUMMARIES``) move to
+    ``PARAMETERS_FILE`` as columns (the line, the name, the float64 value's bytes), the records without them to
+    ``results.jsonl.gz``; the plain file goes only once ``expand`` gives its bytes back exactly (its sha256 is
+    kept in the sidecar). A line not as ``append`` writes it, or a summary with a value that is not a float,
+    stays whole in the gzipped file. Returns the sizes before and after."""
+    plain = Path(folder) / RESULTS_FILE
+    original = plain.read_bytes()
+    names: dict[str, int] = {}
+    columns = {summary: ([], [], []) for summary in SUMMARIES}
+    lines = []
+    for number, line in enumerate(original.decode("utf-8").split("\n")):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        metrics = record.get("metrics") if isinstance(record, dict) else None
+        if not isinstance(metrics, dict) or canonical(record) != line:
+            lines.append(line)
+            continue
+        for summary in SUMMARIES:
+            values = metrics.get(summary)
+            if isinstance(values, dict) and values and all(type(v) is float for v in values.values()):
+                at, name, value = columns[summary]
+                for key, v in values.items():
+                    at.append(number)
+                    name.append(names.setdefault(key, len(names)))
+                    value.append(v)
+                metrics[summary] = {}
+        lines.append(canonical(record))
+    arrays = {"names": np.array(list(names), dtype=str), "sha256": np.array(hashlib.sha256(original).hexdigest())}
+    for summary, (at, name, value) in columns.items():
+        arrays |= {f"{summary}-line": np.array(at, np.int32), f"{summary}-name": np.array(name, np.int32)}
+        # the values' bytes by significance (Parquet's BYTE_STREAM_SPLIT): exponents together deflate 12 % smaller
+        arrays[f"{summary}-value"] = np.array(value, "<f8").view(np.uint8).reshape(-1, 8).T
+    packed = Path(folder) / (RESULTS_FILE + ".gz")
+    sidecar = Path(folder) / PARAMETERS_FILE
+    with open(sidecar, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+    packed.write_bytes(gzip.compress("\n".join(lines).encode("utf-8"), compresslevel=9, mtime=0))
+    if expand(packed) != original:
+        packed.unlink()
+        sidecar.unlink()
+        raise RecordsError(f"{plain}: its packed form does not give it back; left as it was")
+    plain.unlink()
+    return {"before": len(original), "after": packed.stat().st_size + sidecar.stat().st_size}
+
+
+def expand(packed: Path) -> bytes:
+    """A gzipped results file's bytes as they were before ``close``: each line's summaries back from the sidecar
+    beside it (where there is one)."""
+    data = gzip.decompress(packed.read_bytes())
+    sidecar = packed.parent / PARAMETERS_FILE
+    if not sidecar.exists():
+        return data
+    with np.load(sidecar) as arrays:
+        names = arrays["names"].tolist()
+        by_line: dict[int, dict[str, dict]] = {}
+        for summary in SUMMARIES:
+            at, name = arrays[f"{summary}-line"].tolist(), arrays[f"{summary}-name"].tolist()
+            values = np.ascontiguousarray(arrays[f"{summary}-value"].T).view("<f8").ravel().tolist()
+            for line, key, value in zip(at, name, values, strict=True):
+                by_line.setdefault(line, {}).setdefault(summary, {})[names[key]] = value
+    lines = data.decode("utf-8").split("\n")
+    for number, summaries in by_line.items():
+        record = json.loads(lines[number])
+        record["metrics"] |= summaries
+        lines[number] = canonical(record)
+    return "\n".join(lines).encode("utf-8")
+
+
 def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object (torn, corrupted),
     a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
     one warning per file naming the lines and why; only a file whose records are all of another schema is refused
     (it is history this stanjax cannot read, not damage)."""
-    data = gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_bytes()
+    data = expand(file) if file.suffix == ".gz" else file.read_bytes()
     lines = data.decode("utf-8", errors="replace").splitlines()
     runs, measurements = [], []
     skipped, invalid, foreign = [], [], {}

@@ -331,6 +331,52 @@ def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_hist
     assert history.summary(packed) == history.summary(plain)
 
 
+def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_path, capsys):
+    from stanjax.runner.cli import main
+
+    folder = tmp_path / "epyc-2core" / "quick-1"
+    folder.mkdir(parents=True)
+    odd = json.dumps(json.loads(FIXTURE.read_text().splitlines()[0]), separators=(",", ":"))  # not as written
+    original = FIXTURE.read_bytes() + (odd + "\n").encode()
+    (folder / records.RESULTS_FILE).write_bytes(original)
+    before = records.read(folder)
+    assert main(["history", "--close", str(folder)]) == 0 and "MiB ->" in capsys.readouterr().out
+    packed = folder / (records.RESULTS_FILE + ".gz")
+    assert sorted(p.name for p in folder.iterdir()) == [records.PARAMETERS_FILE, packed.name]
+    assert records.expand(packed) == original and records.read(folder) == before
+    lines = gzip.decompress(packed.read_bytes()).decode().splitlines()
+    assert json.loads(lines[0])["metrics"]["posterior_mean"] == {}  # moved to the sidecar
+    assert lines[-1] == odd  # not as `append` writes it: kept whole
+    assert main(["history", "--close", str(folder)]) == 0 and "packed already" in capsys.readouterr().out
+    assert main(["history", "--close", str(tmp_path / "nowhere")]) == 2
+
+
+def test_every_packed_campaign_gives_back_the_bytes_it_was_packed_from(tmp_path):
+    """Nothing lost: each committed sidecar's campaign expands to the plain file whose sha256 it kept; a value
+    changed in a sidecar is seen."""
+    import hashlib
+    import shutil
+
+    import numpy as np
+
+    sidecars = sorted((ROOT / "results").rglob(records.PARAMETERS_FILE))
+    for sidecar in sidecars:
+        with np.load(sidecar) as arrays:
+            kept = str(arrays["sha256"])
+        assert hashlib.sha256(records.expand(sidecar.parent / (records.RESULTS_FILE + ".gz"))).hexdigest() == kept
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    shutil.copy(FIXTURE, planted / records.RESULTS_FILE)
+    records.close(planted)
+    with np.load(planted / records.PARAMETERS_FILE) as arrays:
+        changed = dict(arrays)
+    changed["posterior_mean-value"][0, 0] ^= 1  # the last bit of the first mean
+    np.savez_compressed(planted / records.PARAMETERS_FILE, **changed)
+    assert hashlib.sha256(records.expand(planted / (records.RESULTS_FILE + ".gz"))).hexdigest() != str(
+        changed["sha256"]
+    )
+
+
 def test_a_job_and_its_record_have_the_same_run_key():
     from stanjax.runner.campaign import base_record
     from stanjax.runner.config import Job, Placement, RunConfig

@@ -502,6 +502,21 @@ def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
     assert len(as_read) == 2 * len(fixture_records)  # all, as read
 
 
+def test_the_same_records_make_the_same_pages_but_for_when(tmp_path, fixture_records):
+    """A committed report made again shows only what changed: no random figure ids, no figure dates."""
+    records_at = write(tmp_path, fixture_records)
+    pages = []
+    for name in ("a", "b"):
+        out = build(records_at, tmp_path / name).parent
+        pages.append(
+            {
+                page.name: [line for line in page.read_text().splitlines() if "Generated 20" not in line]
+                for page in out.glob("*.html")
+            }
+        )
+    assert "figures.html" in pages[0] and pages[0] == pages[1]
+
+
 HOSTILE = [
     "<script>alert(1)</script>",
     "<img src=x onerror=alert(1)>",
