@@ -321,7 +321,7 @@ def close(folder: Path) -> dict:
     for summary, (at, name, value) in columns.items():
         arrays |= {f"{summary}-line": np.array(at, np.int32), f"{summary}-name": np.array(name, np.int32)}
         # the values' bytes by significance (Parquet's BYTE_STREAM_SPLIT): exponents together deflate 12 % smaller
-        arrays[f"{summary}-value"] = np.array(value, "<f8").view(np.uint8).reshape(-1, 8).T
+        arrays[f"{summary}-value"] = np.ascontiguousarray(np.array(value, "<f8").view(np.uint8).reshape(-1, 8).T)
     packed = Path(folder) / (RESULTS_FILE + ".gz")
     sidecar = Path(folder) / PARAMETERS_FILE
     with open(sidecar, "wb") as handle:
@@ -336,11 +336,11 @@ def close(folder: Path) -> dict:
 
 
 def expand(packed: Path) -> bytes:
-    """A gzipped results file's bytes as they were before ``close``: each line's summaries back from the sidecar
-    beside it (where there is one)."""
+    """A gzipped records file's bytes as they were before ``close``: a ``results.jsonl.gz``'s lines with their
+    summaries back from the sidecar beside it (where there is one: a sidecar set aside reads as empty summaries)."""
     data = gzip.decompress(packed.read_bytes())
     sidecar = packed.parent / PARAMETERS_FILE
-    if not sidecar.exists():
+    if packed.name != RESULTS_FILE + ".gz" or not sidecar.exists():  # the sidecar is the runs' alone
         return data
     with np.load(sidecar) as arrays:
         names = arrays["names"].tolist()

@@ -344,6 +344,10 @@ def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_pa
     packed = folder / (records.RESULTS_FILE + ".gz")
     assert sorted(p.name for p in folder.iterdir()) == [records.PARAMETERS_FILE, packed.name]
     assert records.expand(packed) == original and records.read(folder) == before
+    measured = folder / (records.MEASUREMENTS_FILE + ".gz")  # a study's, gzipped beside: not the sidecar's
+    measured.write_bytes(gzip.compress((json.dumps(records.measurement("chains", {"chains": 4})) + "\n").encode()))
+    assert len(records.read_measurements(folder)) == 1 and records.read(folder) == before
+    measured.unlink()
     lines = gzip.decompress(packed.read_bytes()).decode().splitlines()
     assert json.loads(lines[0])["metrics"]["posterior_mean"] == {}  # moved to the sidecar
     assert lines[-1] == odd  # not as `append` writes it: kept whole
