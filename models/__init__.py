@@ -219,6 +219,8 @@ class ModelSpec:
 def _load_spec(path: Path) -> ModelSpec:
     """The file's ``SPEC``; a file that fails to import or defines no valid SPEC is a SpecError naming it."""
     module_spec = importlib.util.spec_from_file_location(f"stanjax.models._spec_{path.stem.replace('-', '__')}", path)
+    # None only for a suffix no loader takes; the callers glob *.py files.
+    assert module_spec is not None and module_spec.loader is not None, f"{path}: not a Python file"
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)

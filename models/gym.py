@@ -36,6 +36,8 @@ def module(relative: str) -> ModuleType:
     """A NumPy-only module of the package by its path inside it (``internal/datasets/sp500_closing_prices.py``)."""
     path = package_dir() / relative
     spec = importlib.util.spec_from_file_location(f"stanjax_gym.{path.stem}", path)
+    # None only for a suffix no loader takes; every caller names a .py file.
+    assert spec is not None and spec.loader is not None, f"{path}: not a Python file"
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     return loaded

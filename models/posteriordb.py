@@ -22,7 +22,7 @@ import numpy as np
 from stanjax.models import SIZE_NAMES, data_hash
 
 # posteriordb's data sets are fixed: every size preset is the one data set (a model with sizes {} has one).
-SIZES = {size: {} for size in SIZE_NAMES}
+SIZES: dict[str, dict[str, int]] = {size: {} for size in SIZE_NAMES}
 
 
 @cache

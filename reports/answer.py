@@ -263,7 +263,8 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
             + f" What would answer it: {pairing.measured_by}."
         )
     parts = []
-    by_direction = {d: {} for d in (FASTER, SLOWER, UNCLEAR)}  # direction -> title -> its entries, a machine each
+    # direction -> title -> its entries, a machine each
+    by_direction: dict[str, dict[str, list[dict]]] = {d: {} for d in (FASTER, SLOWER, UNCLEAR)}
     for t, e in measured:
         by_direction[e["direction"]].setdefault(t, []).append(e)
     for direction_name, verb in (

@@ -205,6 +205,10 @@ def build(
     stan_side = [c for c in comparisons if headline.is_stan_side(c)]
     left_out = exclusions(runs, entries, all_records)
     composed_rows = composed.rows(samplers, measurements)
+    records_link = None
+    if records_in_place:
+        assert not isinstance(results, list), "records_in_place links to one results folder (the report command checks)"
+        records_link = os.path.relpath(Path(results), out_dir) + "/"
     context = {
         "composed": composed_rows,
         "composed_ratios": composed.ratios(composed_rows),
@@ -231,7 +235,7 @@ def build(
         "level": round(stats.LEVEL * 100),
         "measurements": measurements,
         "same_seed": len(as_read) - len(all_records),
-        "records_link": os.path.relpath(Path(results), out_dir) + "/" if records_in_place else None,
+        "records_link": records_link,
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_safe(runs.drop(columns="gpus")).to_csv(out_dir / "runs.csv", index=False)
@@ -254,7 +258,7 @@ def build(
                 "composed": context["composed_ratios"],
             },
             indent=1,
-            default=lambda o: asdict(o) if is_dataclass(o) else str(o),
+            default=lambda o: asdict(o) if is_dataclass(o) and not isinstance(o, type) else str(o),
         )
     )
     (out_dir / "README.md").write_text(

@@ -41,7 +41,11 @@ DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 # The sampler each engine runs, for the figures' titles.
 SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
 # tab10, then its light variants: distinct colours for up to 20 labels.
-COLOURS = [plt.get_cmap("tab20").colors[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]
+# matplotlib's stubs type get_cmap as any Colormap (tab20 is a ListedColormap, its colors RGB tuples)
+COLOURS: list[tuple[float, float, float]] = [
+    plt.get_cmap("tab20").colors[i]  # type: ignore[attr-defined]
+    for i in (*range(0, 20, 2), *range(1, 20, 2))
+]
 MACHINE_MARKERS = "osD^P*"
 
 
@@ -207,8 +211,11 @@ def forest_svg(comparison: dict) -> str:
     rows.append((f"geometric mean ({len(comparison['models'])} models)", comparison["warm"], comparison["cold"]))
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(rows)))
     y = np.arange(len(rows))
-    for offset, index, marker, name in ((-0.12, 1, "o", "compile excluded"), (0.12, 2, "s", "compile included")):
-        points = [(i, row[index]) for i, row in enumerate(rows) if row[index] is not None]
+    for offset, ratios, marker, name in (
+        (-0.12, [warm for _, warm, _ in rows], "o", "compile excluded"),
+        (0.12, [cold for _, _, cold in rows], "s", "compile included"),
+    ):
+        points = [(i, ratio) for i, ratio in enumerate(ratios) if ratio is not None]
         if not points:
             continue
         ys = np.array([i for i, _ in points]) + offset
@@ -320,10 +327,8 @@ def history_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
         .reset_index()
         .sort_values("created")
     )
-    order = {
-        c: i
-        for i, c in enumerate(sorted(set(medians.campaign_id), key=dict(zip(medians.campaign_id, medians.created)).get))
-    }
+    created = dict(zip(medians.campaign_id, medians.created))
+    order = {c: i for i, c in enumerate(sorted(set(medians.campaign_id), key=created.__getitem__))}
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     for label, line in medians.groupby("label", sort=True):
         x = [order[c] for c in line.campaign_id]

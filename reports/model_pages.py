@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -52,7 +53,7 @@ def parameter_rows(model_records: list[RunRecord]) -> tuple[list[str], list[dict
     return labels, rows, source
 
 
-def model_sections(all_records: list[dict], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
+def model_sections(all_records: Sequence[RunRecord], runs: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
     """Per model (every registered one, and any other the records hold): its summary rows, every run, the
     parameter agreement table and both programs' source."""
     sections = []

@@ -164,6 +164,7 @@ def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing
     out = []
     for regime in sorted(groups, key=lambda r: (r == UNREGISTERED, regime_name(r))):
         rows = []
+        by_model: list[list[dict]] = []  # the rows' cells, typed (a row's dict mixes its id and its cells)
         for model_id in groups[regime]:
             cells = []
             for c in columns:
@@ -178,7 +179,8 @@ def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing
                     else {"state": NOT_MEASURED, "text": "no run"}
                 )
             rows.append({"model_id": model_id, "cells": cells})
-        means = [regime_mean([row["cells"][i] for row in rows]) for i in range(len(columns))]
+            by_model.append(cells)
+        means = [regime_mean([cells[i] for cells in by_model]) for i in range(len(columns))]
         out.append(
             {
                 "regime": regime,

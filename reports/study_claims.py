@@ -43,9 +43,10 @@ def crossover(n: np.ndarray, ratio: np.ndarray) -> tuple[float | None, str]:
     ), f"crossover at N ≈ {float(np.exp(log_n)):,.0f} (between {int(n[i - 1]):,} and {int(n[i]):,})"
 
 
-def crossovers(study_runs: pd.DataFrame, model_id: str) -> list[dict]:
+def crossovers(study_runs: pd.DataFrame, model_id: str | None) -> list[dict]:
     """Per machine, JAX label and Stan label (current front ends): where the JAX engine overtakes Stan in ESS/s
-    along the data-size study's N (medians over valid runs). The figures mark these; the Ingram claim reads them."""
+    along the data-size study's N (medians over valid runs). The figures mark these; the Ingram claim reads them.
+    A ``model_id`` of None (no registered model takes the claim) matches no runs: none."""
     out = []
     runs = study_runs[(study_runs.study == "data-size") & (study_runs.model_id == model_id) & study_runs.valid]
     for machine, group in runs.groupby("machine", sort=True):
@@ -139,7 +140,7 @@ def rlouf_row(measurements: list[dict]) -> dict:
         "fresh PRNG key, at the chain count that is fastest here",
     }
     rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
-    best = {}
+    best: dict[tuple[str, str], dict] = {}  # (backend, device) -> its fastest measurement
     for m in rwmh:
         key = (m["backend"], records.measurement_device(m))
         if key not in best or m["draws_per_s"] > best[key]["draws_per_s"]:

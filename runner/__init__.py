@@ -4,8 +4,9 @@
   processes), ``worker``, ``engines/`` (one adapter per sampler), ``metrics``, ``validity`` and ``diagnose`` (the
   gates), ``energy``, ``isa``, ``paths``, ``gradient_cost`` (a gradient's cost, measured before any sampling),
   ``run_length`` (runs long enough to measure);
-- **keep what was measured**: ``records`` (the record and its file), ``run_measures``, ``environment``,
-  ``migrations``, ``superseded``, ``history``, ``references``, ``estimates``;
+- **keep what was measured**: ``records`` (the record and its file), ``packing`` (a closed campaign's, to be
+  committed), ``run_measures``, ``environment``, ``migrations``, ``superseded``, ``history``, ``references``,
+  ``estimates``;
 - **pair two programs**: ``density``, ``stan_program``, ``static_checks``, ``check`` with ``check_verdicts``,
   ``run_comparison`` and ``speed_advice``, ``pair_files``, ``importer``, ``compare`` (two record sets);
 - **campaigns beyond one suite**: ``suites``, ``studies``, ``gpu_campaign`` with ``gpu_steps``, ``rwmh``,

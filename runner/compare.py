@@ -20,6 +20,7 @@ import statistics
 from stanjax.runner import environment, records, references, superseded
 from stanjax.runner.engines import STAN, family
 from stanjax.runner.records import MeasurementKey, RunRecord
+from stanjax.runner.run_measures import RunMetrics
 
 THRESHOLD = 0.10
 ALPHA = 0.05
@@ -46,6 +47,12 @@ def speed_change(base: list[float], new: list[float], higher_is_better: bool, th
     }
 
 
+def valid_metrics(record: RunRecord) -> RunMetrics:
+    """A valid run's metrics: a run without them fails the "completed" gate, so a valid run has them."""
+    assert record.metrics is not None, f"valid run {record.run_id} has no metrics"
+    return record.metrics
+
+
 def gold_check(record: RunRecord) -> dict:
     """The largest |posterior mean − reference mean| / reference sd over the record's parameters."""
     reference, why = references.applicable(record.model_id, record.size, record.config.resize, record.data_hash)
@@ -53,10 +60,10 @@ def gold_check(record: RunRecord) -> dict:
         return {"status": "unchecked", "reason": why}
     distances = {
         name: abs(mean - reference["parameters"][name]["mean"]) / reference["parameters"][name]["sd"]
-        for name, mean in record.metrics.posterior_mean.items()
+        for name, mean in valid_metrics(record).posterior_mean.items()
         if name in reference["parameters"]
     }
-    worst = max(distances, key=distances.get)
+    worst = max(distances, key=distances.__getitem__)
     return {
         "status": "passed" if distances[worst] <= GOLD_SD else "failed",
         "worst_parameter": worst,
@@ -104,7 +111,7 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
         slug = r.provenance.machine.slug
         return r.measurement_key()._replace(machine=slug) if slug in unprinted else r.measurement_key()
 
-    def grouped(recs):
+    def grouped(recs: list[RunRecord]) -> dict[MeasurementKey, list[RunRecord]]:
         out: dict[MeasurementKey, list[RunRecord]] = {}
         for r in records.independent(recs):
             if not superseded.left_out(r, entries_superseded):
@@ -139,11 +146,15 @@ def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRE
             if b_ok and n_ok:
                 entry_["speed"] = {
                     "ess_per_s": speed_change(
-                        [r.metrics.ess_per_s for r in b_ok], [r.metrics.ess_per_s for r in n_ok], True, threshold, alpha
+                        [valid_metrics(r).ess_per_s for r in b_ok],
+                        [valid_metrics(r).ess_per_s for r in n_ok],
+                        True,
+                        threshold,
+                        alpha,
                     ),
                     "ms_per_gradient": speed_change(
-                        [r.metrics.ms_per_gradient for r in b_ok],
-                        [r.metrics.ms_per_gradient for r in n_ok],
+                        [valid_metrics(r).ms_per_gradient for r in b_ok],
+                        [valid_metrics(r).ms_per_gradient for r in n_ok],
                         False,
                         threshold,
                         alpha,

@@ -186,13 +186,17 @@ class Job:
 
     def key(self) -> RunKey:
         return RunKey(
-            self.model_id,
-            self.engine,
-            self.front_end,
-            *asdict(self.placement).values(),
-            self.cores,
-            self.config.hash(),
-            self.repeat,
+            model_id=self.model_id,
+            engine=self.engine,
+            front_end=self.front_end,
+            device=self.placement.device,
+            precision=self.placement.precision,
+            chain_method=self.placement.chain_method,
+            threads_per_chain=self.placement.threads_per_chain,
+            isa=self.placement.isa,
+            cores=self.cores,
+            config_hash=self.config.hash(),
+            repeat=self.repeat,
         )
 
     def as_dict(self) -> dict:

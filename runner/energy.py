@@ -48,7 +48,7 @@ class SensorError(Exception):
 class Unreadable:
     """A sensor this machine does not offer, as a source that says why whenever it is read."""
 
-    wrap_j = None
+    wrap_j: float | None = None
 
     def __init__(self, name: str, reason: str):
         self.name, self.reason = name, reason
@@ -62,7 +62,7 @@ class NvmlGpu:
     else its power (mW) integrated by the trapezoid rule; and its memory in use, every process's. NVML ignores
     CUDA_VISIBLE_DEVICES (and may order GPUs unlike CUDA), so :meth:`discover` gives every GPU of the machine."""
 
-    wrap_j = None  # a 64-bit count of mJ
+    wrap_j: float | None = None  # a 64-bit count of mJ
 
     def __init__(self, index: int):
         self.name = f"gpu{index}"
@@ -90,7 +90,7 @@ class NvmlGpu:
             return [Unreadable("gpu", f"no NVML: {err}")]
         if not count:
             return [Unreadable("gpu", "no GPU: NVML sees none")]
-        found = []
+        found: list[Source] = []
         for index in range(count):
             try:
                 found.append(cls(index))
@@ -107,6 +107,7 @@ class Rapl:
     def __init__(self, zone: Path):
         self.name = f"cpu-{_text(zone / 'name')}"
         self._energy = zone / "energy_uj"
+        self.wrap_j: float | None
         try:
             self.wrap_j = int(_text(zone / "max_energy_range_uj")) / 1e6
         except (OSError, ValueError):
@@ -155,7 +156,8 @@ class _Track:
     """A source's readings over the span, with their times, or the first reason it could not be read."""
 
     def __init__(self, source: Source):
-        self.source, self.readings, self.missing = source, [], ""
+        self.source, self.missing = source, ""
+        self.readings: list[tuple[float, Reading]] = []
 
     def sample(self) -> None:
         if self.missing:
@@ -185,10 +187,15 @@ class _Track:
         if len(self.readings) < 2:
             self.missing = f"{len(self.readings)} reading(s): too few to measure"
             return None
-        if self.readings[0][1].energy_j is None:
-            return sum((a.watts + b.watts) / 2 * (t_b - t_a) for (t_a, a), (t_b, b) in pairwise(self.readings))
+        # A source gives one kind of reading every time: a counter's, or else its power.
         joules = 0.0
+        if self.readings[0][1].energy_j is None:
+            for (t_a, a), (t_b, b) in pairwise(self.readings):
+                assert a.watts is not None and b.watts is not None, "a source without a counter gives its power"
+                joules += (a.watts + b.watts) / 2 * (t_b - t_a)
+            return joules
         for (_, a), (_, b) in pairwise(self.readings):
+            assert a.energy_j is not None and b.energy_j is not None, "a counter's every reading has its count"
             step = b.energy_j - a.energy_j
             if step < 0:
                 if self.source.wrap_j is None:

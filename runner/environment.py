@@ -157,7 +157,8 @@ def same_machine(recorded: Machine, here: Machine) -> bool:
 @cache
 def machine() -> Machine:
     """This machine, as records name it."""
-    cpu, cpu_id = platform.processor() or platform.machine(), {}
+    cpu = platform.processor() or platform.machine()
+    cpu_id: dict[str, str] = {}
     try:
         name, cpu_id = cpu_identity(Path("/proc/cpuinfo").read_text())
         cpu = name or cpu
@@ -186,7 +187,7 @@ def machine() -> Machine:
 @cache
 def provenance() -> Provenance:
     """Versions, machine and git state, shared by every record of a campaign."""
-    versions = {"python": platform.python_version()}
+    versions: dict[str, str | None] = {"python": platform.python_version()}
     for package in PACKAGES:
         try:
             versions[package] = metadata.version(package)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from stanjax import models
@@ -48,7 +49,7 @@ class Estimator:
     iterations a chain (warmup + draws), in proportion: a model that now takes 2,000 draws is not estimated from
     its runs of 1,000 as they were. Each estimate says which."""
 
-    def __init__(self, history: list[RunRecord], measurements: list[dict] = (), machine: str | None = None):
+    def __init__(self, history: list[RunRecord], measurements: Sequence[dict] = (), machine: str | None = None):
         self.machine = machine
         self.walls: dict[tuple, list[Seen]] = defaultdict(list)
         steps, compiles = defaultdict(list), defaultdict(list)
@@ -154,6 +155,7 @@ class Estimator:
             and {name: value for name, value in f.sizes.items() if name != spec.n_key} == rest
         ]
         if by_n:
+            assert spec.n_key is not None, "runs by N are found only for a model with an N"
             target = sizes[spec.n_key]
             medians = {m: statistics.median(wall(f) for k, f in by_n if k == m) for m, _ in by_n}
             n, second = (sorted(medians, key=lambda m: abs(math.log(m / target))) + [None])[:2]

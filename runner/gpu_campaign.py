@@ -79,10 +79,12 @@ class Item:
     def label(self) -> str:
         if self.job:
             return self.job.label()
+        assert self.rwmh is not None, "an item is a sampler run or a random-walk measurement"
         chains, backend = self.rwmh
         return f"rwmh-{backend}-{self.rwmh_device()} · {chains:,} chains"
 
     def rwmh_device(self) -> str:
+        assert self.rwmh is not None, "only a random-walk measurement has an rwmh device"
         return rwmh_device(self.lane, self.rwmh[1])
 
     def as_dict(self) -> dict:
@@ -250,6 +252,7 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
     study_warmup, study_draws = ITERATIONS["gpu"]
     for model_id, grid in DATA_SIZES.items():
         spec = models.get(model_id)
+        assert spec.n_key is not None, f"{model_id} is in DATA_SIZES without an n_key"
         for n in grid:
             config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
             engines = {**big_data, "cpu": CPU_PAIR if n == min(grid) else ("stan",)}

@@ -84,12 +84,14 @@ def lane_cpus(plan: Plan, lane: str) -> list[int]:
 def measure_rwmh(item: Item, cpus: list[int], out: Path, timeout_s: float) -> dict:
     """The chains study's random-walk Metropolis measurement of ``item``, on the lane's CPUs, appended to
     ``out``'s measurements."""
+    assert item.rwmh is not None, "measure_rwmh is given the items without a job: the random-walk ones"
     chains, backend = item.rwmh
     env = {
         "JAX_PLATFORMS": "cuda" if item.rwmh_device() == "gpu" else "cpu",
         "STANJAX_CPUS": ",".join(map(str, cpus)),
     }
     row = studies.measure(["rwmh", "gpu", str(chains), backend], env, timeout_s)
+    assert isinstance(row, dict), "an rwmh measurement prints one JSON object"
     records.append(out / records.MEASUREMENTS_FILE, records.measurement("chains", {"measure": "rwmh", **row}))
     return row
 
@@ -130,12 +132,12 @@ def run_step(
             if item.job:
                 record = recorder.run(item.job, item.study, min(timeout_s, remaining))
                 left_s = deadline - time.monotonic()
-                loaded = rerun_loaded and record.status == "ok" and record.load and record.load.loaded
-                if loaded and item.estimate_s <= left_s:
+                load = record.load if rerun_loaded and record.status == "ok" else None
+                if load and load.loaded and item.estimate_s <= left_s:
                     # as `stanjax run --reruns` does, once, where the step has time for it: a loaded run enters no
                     # ratio, and a block without its clean run is lost
                     say(
-                        f"{lane} lane: loaded ({record.load.other_processes_cores:.2f} cores busy with other work): "
+                        f"{lane} lane: loaded ({load.other_processes_cores:.2f} cores busy with other work): "
                         f"{item.label()} is run again; the loaded record is kept, marked"
                     )
                     record = recorder.run(item.job, item.study, min(timeout_s, left_s))

@@ -226,7 +226,9 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     parameters = [(d.name, shape_text(d)) for d in program.parameters]
     truth, truth_doc = "", ", with no reference posterior in posteriordb: make one with `stanjax reference`"
     if found.draws_file and found.draws_file.exists():
-        shapes = {name: models.Parameter(name, shape).resolve_shape(data) for name, shape in parameters}
+        shapes: dict[str, tuple | None] = {
+            name: models.Parameter(name, shape).resolve_shape(data) for name, shape in parameters
+        }
         summary = from_posteriordb(found.draws_file, element_names(shapes))
         header = {
             "source": f"posteriordb reference draws ({found.source(found.draws_file)}): "
@@ -276,7 +278,12 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     entry = (
         f"- `{found.name}`: `{found.program.relative_to(found.database.parent)}`, "
         f"`{found.data_file.relative_to(found.database.parent)}`"
-        + (f", `{found.draws_file.relative_to(found.database.parent)}`" if truth else " (no reference draws)")
+        # a truth was written only from a draws file
+        + (
+            f", `{found.draws_file.relative_to(found.database.parent)}`"
+            if truth and found.draws_file
+            else " (no reference draws)"
+        )
         + f" at {found.commit}.\n"
     )
     head = source_md.read_text() if source_md.exists() else SOURCE_HEAD

@@ -24,7 +24,8 @@ def _drop_lazy_jax_placeholders() -> None:
     batch's chains (see ``runner.engines.stan_bundled``). Placeholders not yet loaded are dropped; a process that wants
     JAX imports the real module."""
     for name in ("jax", "numpyro"):
-        if isinstance(sys.modules.get(name), importlib.util._LazyModule):
+        # typeshed omits the private _LazyModule (the class of LazyLoader's modules), which this test needs
+        if isinstance(sys.modules.get(name), importlib.util._LazyModule):  # type: ignore[attr-defined]
             del sys.modules[name]
 
 
@@ -103,7 +104,7 @@ def pareto_khat(draws: np.ndarray) -> np.ndarray:
     try:
         khat = _arviz_khat(prepared)
     except ValueError:  # a constant tail in varying draws (a stuck chain repeating its extreme): scalar by scalar
-        scalars = prepared.reshape(prepared.shape[:2] + (-1,))
+        scalars = prepared.reshape(prepared.shape[0], prepared.shape[1], -1)
         khat = np.array([_arviz_khat_or_nan(scalars[:, :, i]) for i in range(scalars.shape[2])])
         khat = khat.reshape(prepared.shape[2:])
     return np.where(degenerate, np.nan, np.asarray(khat, dtype=float))

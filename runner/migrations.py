@@ -15,8 +15,8 @@ def _v1_to_v2(record: dict) -> dict:
     return record
 
 
-# The Stan front end of a schema-2 record, from the interface its engine_info names.
-_V2_STAN_FRONT_ENDS = {"httpstan": "bundled", "cmdstanpy": "cmdstan", "pystan": "pystan"}
+# The Stan front end of a schema-2 record, from the interface its engine_info names (None where it names none).
+_V2_STAN_FRONT_ENDS: dict[str | None, str] = {"httpstan": "bundled", "cmdstanpy": "cmdstan", "pystan": "pystan"}
 _V2_JAX_FRONT_ENDS = {"numpyro": "numpyro", "blackjax_nuts": "blackjax", "blackjax_chees": "blackjax"}
 
 

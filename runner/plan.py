@@ -10,9 +10,11 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from stanjax import models
 from stanjax.models import UsageError
@@ -50,6 +52,8 @@ class Request:
     timeout: float = 3600.0
 
 
+# The suite settings a request may override, as literals so that a Suite can be indexed by them.
+SETTINGS: tuple[Literal["chains", "warmup", "draws", "repeats"], ...] = ("chains", "warmup", "draws", "repeats")
 LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
 
 
@@ -74,9 +78,8 @@ def plan(args: Request) -> list[Job]:
     if args.suite not in SUITES:
         raise models.UnknownChoice("suite", args.suite, SUITES)
     suite = SUITES[args.suite]
-    settings = {
-        key: getattr(args, key) if getattr(args, key) is not None else suite[key]
-        for key in ("chains", "warmup", "draws", "repeats")
+    settings: dict[str, int] = {
+        key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in SETTINGS
     }
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
@@ -141,7 +144,7 @@ def plan(args: Request) -> list[Job]:
     ]
 
 
-def block_order(engines: list[str], block: int) -> list[str]:
+def block_order(engines: Sequence[str], block: int) -> list[str]:
     """The engines' order in a block: as given in even blocks, reversed in odd ones, so neither side always
     runs first (a warm cache, a CPU still clocked up from the run before)."""
     return list(engines) if block % 2 == 0 else list(reversed(engines))

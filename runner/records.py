@@ -13,7 +13,6 @@ naming the file and lines; only a file of nothing but records of another schema 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import warnings
@@ -22,9 +21,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgspec
-import numpy as np
 
 from stanjax.models import UsageError
+from stanjax.runner import packing
 from stanjax.runner.config import RunConfig, RunKey
 from stanjax.runner.engines import label
 from stanjax.runner.environment import Machine, Provenance, provenance
@@ -35,10 +34,6 @@ SCHEMA_VERSION = 6
 RESULTS_FILE = "results.jsonl"
 MEASUREMENTS_FILE = "measurements.jsonl"  # what is measured beside runs: studies, calibrations
 RESULTS_FILES = (RESULTS_FILE, RESULTS_FILE + ".gz")  # a closed campaign's may be committed gzipped
-# A closed campaign's per-parameter summaries, packed beside its results.jsonl.gz by ``close``: 99 % of a record's
-# bytes where a model has thousands of parameters, kept as float64 columns.
-PARAMETERS_FILE = "parameters.npz"
-SUMMARIES = ("posterior_mean", "posterior_sd", "posterior_mcse", "posterior_mcse_sd", "posterior_khat")
 
 
 def migrate(record: dict) -> dict:
@@ -258,7 +253,7 @@ def append(path: Path, record) -> None:
     whose last line is torn (no newline: a run died mid-append) gets its newline first, so the new record starts
     on a line of its own and the torn one stays alone, skipped by the reader."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(to_builtins(record), sort_keys=True, allow_nan=True) + "\n"
+    line = packing.canonical(to_builtins(record)) + "\n"
     with open(path, "a+b") as handle:
         if handle.tell() > 0:
             handle.seek(-1, os.SEEK_END)
@@ -282,91 +277,20 @@ def _files(path: Path | list[Path]) -> list[Path]:
     raise RecordsError(f"no results at {path}")
 
 
-def canonical(record: dict) -> str:
-    """A record's line as ``append`` writes it."""
-    return json.dumps(record, sort_keys=True, allow_nan=True)
-
-
-def close(folder: Path) -> dict:
-    """Pack a closed campaign's records: each run's per-parameter summaries (``SUMMARIES``) move to
-    ``PARAMETERS_FILE`` as columns (the line, the name, the float64 value's bytes), the records without them to
-    ``results.jsonl.gz``; the plain file goes only once ``expand`` gives its bytes back exactly (its sha256 is
-    kept in the sidecar). A line not as ``append`` writes it, or a summary with a value that is not a float,
-    stays whole in the gzipped file. Returns the sizes before and after."""
-    plain = Path(folder) / RESULTS_FILE
-    original = plain.read_bytes()
-    names: dict[str, int] = {}
-    columns = {summary: ([], [], []) for summary in SUMMARIES}
-    lines = []
-    for number, line in enumerate(original.decode("utf-8").split("\n")):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        metrics = record.get("metrics") if isinstance(record, dict) else None
-        if not isinstance(metrics, dict) or canonical(record) != line:
-            lines.append(line)
-            continue
-        for summary in SUMMARIES:
-            values = metrics.get(summary)
-            if isinstance(values, dict) and values and all(type(v) is float for v in values.values()):
-                at, name, value = columns[summary]
-                for key, v in values.items():
-                    at.append(number)
-                    name.append(names.setdefault(key, len(names)))
-                    value.append(v)
-                metrics[summary] = {}
-        lines.append(canonical(record))
-    arrays = {"names": np.array(list(names), dtype=str), "sha256": np.array(hashlib.sha256(original).hexdigest())}
-    for summary, (at, name, value) in columns.items():
-        arrays |= {f"{summary}-line": np.array(at, np.int32), f"{summary}-name": np.array(name, np.int32)}
-        # the values' bytes by significance (Parquet's BYTE_STREAM_SPLIT): exponents together deflate 12 % smaller
-        arrays[f"{summary}-value"] = np.ascontiguousarray(np.array(value, "<f8").view(np.uint8).reshape(-1, 8).T)
-    packed = Path(folder) / (RESULTS_FILE + ".gz")
-    sidecar = Path(folder) / PARAMETERS_FILE
-    with open(sidecar, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-    packed.write_bytes(gzip.compress("\n".join(lines).encode("utf-8"), compresslevel=9, mtime=0))
-    if expand(packed) != original:
-        packed.unlink()
-        sidecar.unlink()
-        raise RecordsError(f"{plain}: its packed form does not give it back; left as it was")
-    plain.unlink()
-    return {"before": len(original), "after": packed.stat().st_size + sidecar.stat().st_size}
-
-
-def expand(packed: Path) -> bytes:
-    """A gzipped records file's bytes as they were before ``close``: a ``results.jsonl.gz``'s lines with their
-    summaries back from the sidecar beside it (where there is one: a sidecar set aside reads as empty summaries)."""
-    data = gzip.decompress(packed.read_bytes())
-    sidecar = packed.parent / PARAMETERS_FILE
-    if packed.name != RESULTS_FILE + ".gz" or not sidecar.exists():  # the sidecar is the runs' alone
-        return data
-    with np.load(sidecar) as arrays:
-        names = arrays["names"].tolist()
-        by_line: dict[int, dict[str, dict]] = {}
-        for summary in SUMMARIES:
-            at, name = arrays[f"{summary}-line"].tolist(), arrays[f"{summary}-name"].tolist()
-            values = np.ascontiguousarray(arrays[f"{summary}-value"].T).view("<f8").ravel().tolist()
-            for line, key, value in zip(at, name, values, strict=True):
-                by_line.setdefault(line, {}).setdefault(summary, {})[names[key]] = value
-    lines = data.decode("utf-8").split("\n")
-    for number, summaries in by_line.items():
-        record = json.loads(lines[number])
-        record["metrics"] |= summaries
-        lines[number] = canonical(record)
-    return "\n".join(lines).encode("utf-8")
-
-
 def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object (torn, corrupted),
     a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
     one warning per file naming the lines and why; only a file whose records are all of another schema is refused
     (it is history this stanjax cannot read, not damage)."""
-    data = expand(file) if file.suffix == ".gz" else file.read_bytes()
+    if file.name == RESULTS_FILE + ".gz":
+        data = packing.expand(file)  # with the summaries a sidecar holds
+    else:
+        data = gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_bytes()
     lines = data.decode("utf-8", errors="replace").splitlines()
     runs, measurements = [], []
-    skipped, invalid, foreign = [], [], {}
+    skipped: list[int] = []
+    invalid: list[tuple[int, str]] = []
+    foreign: dict[int, list[tuple[int, RecordsError]]] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -390,8 +314,8 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
         except (msgspec.ValidationError, KeyError, TypeError) as err:
             invalid.append((number, str(err)))
     if foreign and not (runs or measurements or skipped or invalid):
-        number, err = next(iter(foreign.values()))[0]
-        raise RecordsError(f"{file}:{number}: {err}")
+        number, first = next(iter(foreign.values()))[0]
+        raise RecordsError(f"{file}:{number}: {first}")
     problems = []
     if skipped:
         problems.append("a torn last line" if skipped == [len(lines)] else f"unreadable line(s) {skipped[:10]}")

@@ -65,11 +65,12 @@ def lengthen(
         seconds = {engine: sampler_seconds(history, j) for engine, j in members.items()}
         draws[group] = job.config.draws
         name = f"{job.model_id} ({job.config.size})"
-        if any(s is None for s in seconds.values()):
-            missing = ", ".join(engine for engine, s in seconds.items() if s is None)
+        known = {engine: s for engine, s in seconds.items() if s is not None}
+        if len(known) < len(seconds):
+            missing = ", ".join(engine for engine in seconds if engine not in known)
             lines.append(f"{name}: {job.config.draws:,} draws (no earlier run of {missing} to tell its length)")
             continue
-        engine, (warmup_s, sampling_s) = min(seconds.items(), key=lambda item: sum(item[1]))
+        engine, (warmup_s, sampling_s) = min(known.items(), key=lambda item: sum(item[1]))
         shortest = warmup_s + sampling_s
         if shortest >= min_s:
             continue

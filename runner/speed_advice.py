@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 
-def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path) -> list[str]:
+def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> list[str]:
     """Where a speed gap comes from. ESS/s is ESS per gradient over the cost of a gradient, so NumPyro / Stan
     ESS/s splits into the two: the gradient's cost ratio and the sampler's ESS-per-gradient ratio. Then the Stan
     program's model-block loops that hold sampling statements: element-by-element terms are what the Stan User's
@@ -75,7 +75,9 @@ def _closing(text: str, opening: int) -> int:
 
 def _statement_end(text: str, start: int) -> int:
     """The end of the statement that starts after ``start`` (a loop's body): a block, or up to its ``;``."""
-    following = re.compile(r"\s*").match(text, start).end()
+    spaces = re.compile(r"\s*").match(text, start)
+    assert spaces is not None, "\\s* matches at any position, if only the empty string"
+    following = spaces.end()
     if following < len(text) and text[following] == "{":
         return _closing(text, following)
     if re.match(r"for\s*\(", text[following:]):

@@ -13,6 +13,7 @@ import operator
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ class Unknown(Exception):
 _OPERATORS = {"Plus": "+", "Minus": "-", "Times": "*", "Divide": "/", "IntDivide": "%/%", "Modulo": "%"}
 _ARITHMETIC = {"Plus": operator.add, "Minus": operator.sub, "Times": operator.mul, "Divide": operator.truediv}
 # Functions of data a size or bound may use, evaluated here on the data's arrays.
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[[np.ndarray], Any]] = {  # Any: numpy's reductions are typed so
     "size": lambda v: np.shape(v)[0],
     "num_elements": np.size,
     "rows": lambda v: np.shape(v)[0],
@@ -72,7 +73,9 @@ _FUNCTIONS = {
 def evaluate(node: list, env: dict):
     """The value of a stanc expression node over ``env`` (data, evaluated transformed data); Unknown otherwise."""
     e = _expr(node)
-    head = e if isinstance(e, str) else e[0]
+    if isinstance(e, str):  # every expression stanc writes is a (constructor args...) list; a bare atom is not one
+        raise Unknown(text(node))
+    head = e[0]
     if head == "IntNumeral":
         return int(e[1])
     if head == "RealNumeral":
@@ -86,7 +89,7 @@ def evaluate(node: list, env: dict):
     if head == "PrefixOp" and e[1] == "PMinus":
         return -evaluate(e[2], env)
     if head == "FunApp" and _name(e[2]) in _FUNCTIONS and len(e[3]) == 1:
-        return _FUNCTIONS[_name(e[2])](np.asarray(evaluate(e[3][0], env))).item()
+        return np.asarray(_FUNCTIONS[_name(e[2])](np.asarray(evaluate(e[3][0], env)))).item()  # size() gives an int
     if head == "BinOp" and e[2] in _OPERATORS:
         a, b = evaluate(e[1], env), evaluate(e[3], env)
         if e[2] in ("IntDivide", "Modulo") or (e[2] == "Divide" and _integral(a) and _integral(b)):
@@ -103,7 +106,9 @@ def _integral(value) -> bool:
 def text(node: list) -> str:
     """A stanc expression node written back as Stan (the forms sizes and bounds use; others as '...')."""
     e = _expr(node)
-    head = e if isinstance(e, str) else e[0]
+    if isinstance(e, str):  # not an expression stanc writes (see evaluate)
+        return "..."
+    head = e[0]
     if head in ("IntNumeral", "RealNumeral"):
         return e[1]
     if head == "Variable":

@@ -64,6 +64,7 @@ def data_size_jobs(study: Study, scale: str, engines, placement, max_n: int | No
     warmup, draws = ITERATIONS[scale]
     jobs = []
     for spec in study.models():
+        assert spec.n_key is not None, f"{spec.id} is in the data-size study without an n_key"
         size = "tiny" if scale == "tiny" else "default"
         for n in [n for n in study.grids[scale] if max_n is None or n <= max_n]:
             config = RunConfig(size=size, warmup=warmup, draws=draws, resize=((spec.n_key, n),)).for_model(spec)
@@ -100,6 +101,7 @@ def rwmh_measurements(study: Study, scale: str, device: str, engines, out, done:
             if (backend, chains, RWMH_STEPS[scale]) not in measured:
                 env = {"JAX_PLATFORMS": "cuda" if device == "gpu" and backend == "jax" else "cpu"}
                 row = measure(["rwmh", scale, str(chains), backend], env, timeout_s)
+                assert isinstance(row, dict), "an rwmh measurement prints one JSON object"
                 records.append(out, records.measurement(study.name, {"measure": "rwmh", **row}))
                 print(f"rwmh {backend} {chains} chains: {row['draws_per_s']:.3g} draws/s, {row['ess_per_s']:.3g} ESS/s")
 

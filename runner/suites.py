@@ -1,6 +1,25 @@
 """Named suites: which models, engines and settings a campaign runs unless the command line says otherwise."""
 
+from typing import Literal, NotRequired, TypedDict
+
 from stanjax.runner.engines import CPU_PAIR, SAMPLERS
+
+
+class Suite(TypedDict):
+    """One suite's settings; the optional keys fall back where they are read (cpu, no minimum run length, no
+    calibration)."""
+
+    models: list[str] | Literal["all"]
+    engines: tuple[str, ...]
+    sizes: list[str]
+    chains: int
+    warmup: int
+    draws: int
+    repeats: int
+    device: NotRequired[str]
+    min_sampler_s: NotRequired[float]
+    calibrate: NotRequired[bool]
+
 
 QUICK_MODELS = [
     "eight_schools-eight_schools_noncentered",
@@ -8,7 +27,7 @@ QUICK_MODELS = [
     "tennis_synth-bradley_terry_hierarchical",
 ]
 
-SUITES = {
+SUITES: dict[str, Suite] = {
     # The README's `make report`: the first three models at their small size, Stan and NumPyro on CPU,
     # 5 paired blocks (the fewest that give a ratio its 90 % interval); a few minutes on 2 cores.
     "quick": {

@@ -32,6 +32,8 @@ RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
         "every IRT-2PL run of the programs with non-centred difficulties (its record names b_raw)",
         lambda r: (
             r.model_id == "irt_synth-irt_2pl_hierarchical"
+            # a failed run has no posterior to tell the program by
+            and r.metrics is not None
             and any(name.startswith("b_raw") for name in r.metrics.posterior_mean)
         ),
     ),
@@ -44,7 +46,10 @@ RULES: dict[str, tuple[str, Callable[[RunRecord], bool]]] = {
 
 
 def biases_sum_to_zero(record: RunRecord) -> bool:
-    """A sum-to-zero vector's draws sum to zero to rounding, and so do their means; free biases' never do."""
+    """A sum-to-zero vector's draws sum to zero to rounding, and so do their means; free biases' never do. A failed
+    run has no means: it is not told apart, and counts as summing to zero."""
+    if record.metrics is None:
+        return True
     means = [v for name, v in record.metrics.posterior_mean.items() if name.startswith("b_user[")]
     return bool(means) and abs(sum(means)) < 1e-6
 

@@ -82,6 +82,7 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
     if draws_file:
         np.savez(
             draws_file,
+            allow_pickle=True,  # numpy's default, given so that the arrays' ** cannot stand for it
             **{f"posterior/{name}": draws for name, draws in result.draws.items()},
             **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog},
         )

@@ -85,6 +85,7 @@ parameters {
   vector<offset=1, multiplier=2>[K2] t2;
   matrix[M, max(y) + 1] m;
   vector[changed] unknown;
+  vector[size(y)] s;
 }
 model { }
 """)
@@ -105,6 +106,7 @@ model { }
         "t2": ((6,), ("real", "affine"), "vector<offset=1, multiplier=2>[K2]"),
         "m": ((3, 2), ("real",), "matrix[M, max(y) + 1]"),
         "unknown": (None, ("real",), "vector[changed]"),  # reassigned in transformed data: known only at run time
+        "s": ((5,), ("real",), "vector[size(y)]"),  # a size function's int, not a NumPy scalar
     }
     assert [d.name for d in parsed.data] == ["N", "K", "y", "lb"]
 

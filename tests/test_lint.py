@@ -1,9 +1,11 @@
 """ruff's lint rules and formatter (configured in pyproject.toml) hold over the whole checkout; the library keeps
 its layout: no module over 400 lines, every runner module named in the map of ``runner/__init__.py``, no import
-from the library into the command line and no import cycle."""
+from the library into the command line and no import cycle; mypy finds no type error in it."""
 
 import ast
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,49 @@ def test_no_library_module_is_over_400_lines_and_the_runner_map_names_each_modul
     listed = set(re.findall(r"``(\w+)/?``", (ROOT / "runner" / "__init__.py").read_text()))
     modules = {p.stem for p in (ROOT / "runner").glob("*.py")} - {"__init__"}
     assert modules - listed == set() and {"engines", "commands"} <= listed
+
+
+def package_folders() -> dict[str, Path]:
+    """stanjax's subpackages and the checkout folders they install from (pyproject's package-dir)."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return {name: ROOT / folder for name, folder in setuptools["package-dir"].items() if name.count(".") == 1}
+
+
+def mypy(farm: Path) -> subprocess.CompletedProcess:
+    packages = [
+        arg for name in package_folders() if name.endswith(("models", "runner", "reports")) for arg in ("-p", name)
+    ]
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *packages],
+        cwd=farm,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPY_CACHE_DIR": str(ROOT / "out" / "mypy-cache")},
+    )
+
+
+@pytest.mark.slow
+def test_the_library_type_checks(tmp_path):
+    """mypy is clean on the library, laid out as it installs (a folder of links: stanjax/ with its subpackages
+    inside); a type error planted in a module is seen."""
+    farm = tmp_path / "clean"
+    (farm / "stanjax").mkdir(parents=True)
+    (farm / "stanjax" / "__init__.py").symlink_to(ROOT / "stanjax" / "__init__.py")
+    for name, folder in package_folders().items():
+        (farm / name.replace(".", "/")).symlink_to(folder)
+    done = mypy(farm)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+
+    planted = tmp_path / "planted"
+    shutil.copytree(farm, planted, symlinks=True)
+    (planted / "stanjax" / "reports").unlink()
+    shutil.copytree(package_folders()["stanjax.reports"], planted / "stanjax" / "reports")
+    stats = planted / "stanjax" / "reports" / "stats.py"
+    stats.write_text(stats.read_text() + "\n\nPLANTED: int = 'not an int'\n")
+    done = mypy(planted)
+    assert done.returncode == 1 and "stanjax/reports/stats.py" in done.stdout
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stanjax.models import ROOT
-from stanjax.runner import environment, records, run_measures
+from stanjax.runner import environment, packing, records, run_measures
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 
@@ -342,8 +342,8 @@ def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_pa
     before = records.read(folder)
     assert main(["history", "--close", str(folder)]) == 0 and "MiB ->" in capsys.readouterr().out
     packed = folder / (records.RESULTS_FILE + ".gz")
-    assert sorted(p.name for p in folder.iterdir()) == [records.PARAMETERS_FILE, packed.name]
-    assert records.expand(packed) == original and records.read(folder) == before
+    assert sorted(p.name for p in folder.iterdir()) == [packing.PARAMETERS_FILE, packed.name]
+    assert packing.expand(packed) == original and records.read(folder) == before
     measured = folder / (records.MEASUREMENTS_FILE + ".gz")  # a study's, gzipped beside: not the sidecar's
     measured.write_bytes(gzip.compress((json.dumps(records.measurement("chains", {"chains": 4})) + "\n").encode()))
     assert len(records.read_measurements(folder)) == 1 and records.read(folder) == before
@@ -363,20 +363,20 @@ def test_every_packed_campaign_gives_back_the_bytes_it_was_packed_from(tmp_path)
 
     import numpy as np
 
-    sidecars = sorted((ROOT / "results").rglob(records.PARAMETERS_FILE))
+    sidecars = sorted((ROOT / "results").rglob(packing.PARAMETERS_FILE))
     for sidecar in sidecars:
         with np.load(sidecar) as arrays:
             kept = str(arrays["sha256"])
-        assert hashlib.sha256(records.expand(sidecar.parent / (records.RESULTS_FILE + ".gz"))).hexdigest() == kept
+        assert hashlib.sha256(packing.expand(sidecar.parent / (records.RESULTS_FILE + ".gz"))).hexdigest() == kept
     planted = tmp_path / "planted"
     planted.mkdir()
     shutil.copy(FIXTURE, planted / records.RESULTS_FILE)
-    records.close(planted)
-    with np.load(planted / records.PARAMETERS_FILE) as arrays:
+    packing.close(planted / records.RESULTS_FILE)
+    with np.load(planted / packing.PARAMETERS_FILE) as arrays:
         changed = dict(arrays)
     changed["posterior_mean-value"][0, 0] ^= 1  # the last bit of the first mean
-    np.savez_compressed(planted / records.PARAMETERS_FILE, **changed)
-    assert hashlib.sha256(records.expand(planted / (records.RESULTS_FILE + ".gz"))).hexdigest() != str(
+    np.savez_compressed(planted / packing.PARAMETERS_FILE, **changed)
+    assert hashlib.sha256(packing.expand(planted / (records.RESULTS_FILE + ".gz"))).hexdigest() != str(
         changed["sha256"]
     )
 

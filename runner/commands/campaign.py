@@ -184,7 +184,7 @@ def calibrate(args, cores: int) -> list[dict]:
     from stanjax.runner.gradient_cost import measure_setups, setup_of
 
     draft = [unit for unit in units(cores, args.gpu_cores, 0, Estimator([]), args.isa) if unit.phase in args.phases]
-    setups = {"gpu": [], "cpu": []}
+    setups: dict[str, list[dict]] = {"gpu": [], "cpu": []}
     for item in (item for unit in draft for item in unit.items if item.job):
         setups[item.lane].append(setup_of(item.job))
     usable = usable_cores()[:cores]

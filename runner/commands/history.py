@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stanjax.models import UsageError
-from stanjax.runner import history, records
+from stanjax.runner import history, packing, records
 
 
 def add_parser(verbs) -> None:
@@ -25,7 +25,7 @@ def add_parser(verbs) -> None:
         nargs="+",
         metavar="FOLDER",
         help="pack each closed campaign's FOLDER to be committed: its runs' per-parameter summaries into "
-        f"{records.PARAMETERS_FILE} (float64 columns), its records into {records.RESULTS_FILE}.gz; nothing is "
+        f"{packing.PARAMETERS_FILE} (float64 columns), its records into {records.RESULTS_FILE}.gz; nothing is "
         "lost (checked byte for byte before the plain file goes) and every reader reads it as before",
     )
     parser.set_defaults(handler=main)
@@ -40,12 +40,12 @@ def close(folders: list[Path]) -> int:
         if plain.exists() and packed.exists():
             raise UsageError(f"{folder} holds both {plain.name} and {packed.name}: a campaign still adding to it")
         if packed.exists():
-            if (folder / records.PARAMETERS_FILE).exists():
+            if (folder / packing.PARAMETERS_FILE).exists():
                 print(f"{folder}: packed already")
                 continue
-            plain.write_bytes(records.expand(packed))
+            plain.write_bytes(packing.expand(packed))
             packed.unlink()
-        sizes = records.close(folder)
+        sizes = packing.close(plain)
         print(f"{folder}: {sizes['before'] / 2**20:.1f} MiB -> {sizes['after'] / 2**20:.1f} MiB")
     return 0
 

@@ -55,6 +55,14 @@ class ApproximateEngine:
     resample = True  # keep draws resampled by their smoothed weights (False: the first of q's own draws)
     package = "numpyro"
 
+    def fit(self, jax, problem: Problem, config: RunConfig, key) -> tuple[object, dict]:
+        """Each engine's own (see the class's docstring)."""
+        raise NotImplementedError
+
+    def draw(self, jax, fitted, key, n: int):
+        """Each engine's own (see the class's docstring)."""
+        raise NotImplementedError
+
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build ahead of the data: fitting and drawing compile inside ``sample``, timed apart."""
         return {"model": jax_models.load(spec.model_name)}

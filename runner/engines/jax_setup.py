@@ -32,7 +32,7 @@ class CompileClock:
     Also counts persistent-cache requests and hits: ``all_cached`` is true when every XLA compilation was a hit.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         import jax.monitoring
 
         self.spans: list[tuple[float, float]] = []
@@ -40,9 +40,9 @@ class CompileClock:
         jax.monitoring.register_event_time_span_listener(self._record_span)
         jax.monitoring.register_event_listener(self._record_event)
 
-    def _record_span(self, event: str, start: float, end: float, **_) -> None:
+    def _record_span(self, event: str, start_time: float, end_time: float, **_) -> None:
         if event in COMPILE_EVENTS:
-            self.spans.append((start, end))
+            self.spans.append((start_time, end_time))
 
     def _record_event(self, event: str, **_) -> None:
         if event == "/jax/compilation_cache/compile_requests_use_cache":
@@ -128,7 +128,8 @@ def split_data(data: dict) -> tuple[dict, dict]:
     """(sizes, arrays): integer scalars and other non-array values are bound to the model (a plate's length must
     be a Python int); the rest are arguments of the compiled functions (NumPyro's ``jit_model_args``), never
     constants folded into the program, which at 581,012 rows cost XLA 10-14 s of compilation."""
-    sizes, arrays = {}, {}
+    sizes: dict[str, object] = {}
+    arrays: dict[str, object] = {}
     for name, value in data.items():
         is_size = isinstance(value, (bool, int, np.integer, str)) or value is None
         (sizes if is_size else arrays)[name] = value

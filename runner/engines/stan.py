@@ -68,6 +68,7 @@ class StanEngine:
     name = "stan"
 
     def __init__(self, front_end: str = "bundled"):
+        self.backend: CmdStanBackend | HttpstanBackend
         if front_end == "cmdstan":
             cmdstan = find_cmdstan()
             if cmdstan is None:

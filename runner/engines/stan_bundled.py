@@ -215,7 +215,7 @@ def services_folder(flags: str) -> Path:
         [built] = compiler.compile(
             [str(package / "stan_services.cpp")],
             output_dir=build,
-            macros=HTTPSTAN_MACROS,
+            macros=list(HTTPSTAN_MACROS),  # a copy, typed as the stub's (invariant) list of 1- or 2-tuples
             include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
             extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()],
         )
@@ -306,12 +306,16 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             while True:
                 # A chain that has ended has made all it sent readable (its connections read as closed), so once
                 # every chain has ended, nothing readable means nothing left.
-                open_sources = [*listeners, *(source for source in received if source not in closed), *running]
+                open_sources: list[socket.socket | int] = [
+                    *listeners,
+                    *(source for source in received if source not in closed),
+                    *running,
+                ]
                 readable = select.select(open_sources, [], [], None if running else 0)[0]
                 if not readable:
                     break
                 for source in readable:
-                    if source in running:
+                    if isinstance(source, int):  # a process's sentinel: the sockets are the rest
                         running.remove(source)
                         continue
                     if source in listeners:
