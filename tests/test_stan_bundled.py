@@ -215,3 +215,29 @@ def test_a_module_carried_from_another_machine_is_told_apart_from_one_built_here
     (built / "stderr.log").write_text("In file included from stan/model/model_header.hpp:4:\nwarning: carried: x\n")
     assert carried_from("models/carried1") == note
     assert carried_from("models/builthere") is None and carried_from("models/nolog") is None
+
+
+@pytest.mark.parametrize("timeouts", [1, 3])
+def test_stanc_over_httpstans_one_second_is_tried_again(tmp_path, monkeypatch, timeouts):
+    """httpstan lets stanc run one second; on a busy machine it can take longer: the build tries again (3 times)
+    and a real error still comes back as one line. stanc stands in here, so nothing is compiled."""
+    import httpstan.compile
+
+    from stanjax.runner.engines.stan_bundled import STANC_TRIES, HttpstanBackend
+
+    calls = []
+
+    def stanc(program_code, name):
+        calls.append(name)
+        if len(calls) <= timeouts:
+            raise subprocess.TimeoutExpired(["stanc"], 1)
+        raise ValueError("Syntax error in 'planted.stan', line 1")
+
+    monkeypatch.setattr(httpstan.compile, "compile", stanc)
+    program = tmp_path / "planted.stan"
+    program.write_text(f"// {tmp_path}: a program no cache holds\nparameters {{ real x; }}\n")
+    with pytest.raises(RuntimeError) as failed:
+        HttpstanBackend().compile(program)
+    assert len(calls) == min(timeouts + 1, STANC_TRIES)
+    assert ("Syntax error" in str(failed.value)) == (timeouts < STANC_TRIES)
+    assert str(failed.value).startswith("planted.stan failed to compile: ")

@@ -85,9 +85,14 @@ class HttpstanBackend:
 
         async def build():
             async with stan.common.HttpstanClient() as client:
-                resp = await client.post("/models", json={"program_code": code})
-                if resp.status != 201:
-                    raise RuntimeError(f"{stan_file.name} failed to compile: {resp.json()['message']}")
+                for _ in range(STANC_TRIES):
+                    resp = await client.post("/models", json={"program_code": code})
+                    if resp.status == 201:
+                        return
+                    message = _error_message(resp)
+                    if not stanc_timed_out(resp.status, message):
+                        break
+                raise RuntimeError(f"{stan_file.name} failed to compile: {message}")
 
         start = time.perf_counter()
         with _appended_cppflags(isas.stan_flags(isa)), _services_built_with(isas.stan_flags(isa)):
@@ -126,6 +131,22 @@ class HttpstanBackend:
         if threads > 1:
             info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
         return SampleResult(draws, timings, stats, info)
+
+
+# httpstan gives stanc one second (httpstan/compile.py): beside other work on two cores it can need more, and
+# httpstan answers 500 (a timeout in its first stanc call) or 400 naming TimeoutExpired (in its second).
+STANC_TRIES = 3
+
+
+def stanc_timed_out(status: int, message: str) -> bool:
+    return status == 500 or "TimeoutExpired" in message
+
+
+def _error_message(resp) -> str:
+    try:
+        return resp.json()["message"]
+    except ValueError:  # a plain-text 500
+        return resp.content.decode(errors="replace").strip()
 
 
 CARRIED_MARK = "carried: "
