@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -241,3 +242,26 @@ def test_stanc_over_httpstans_one_second_is_tried_again(tmp_path, monkeypatch, t
     assert len(calls) == min(timeouts + 1, STANC_TRIES)
     assert ("Syntax error" in str(failed.value)) == (timeouts < STANC_TRIES)
     assert str(failed.value).startswith("planted.stan failed to compile: ")
+
+
+def test_the_services_folder_outlives_the_venv_that_made_it(tmp_path, monkeypatch):
+    """Two checkouts share httpstan's cache: where the venv whose files the services folder links to is gone,
+    its links are pointed at this venv's, so modules built anywhere still find libtbb (their rpath is the
+    folder's lib)."""
+    import httpstan.cache
+    import httpstan.models
+
+    from stanjax.runner.engines.stan_bundled import services_folder, services_path
+
+    monkeypatch.setattr(httpstan.cache, "cache_directory", lambda: tmp_path)
+    folder = services_path("-O3")
+    folder.mkdir(parents=True)
+    (folder / "stan_services.o").write_bytes(b"built earlier")
+    for name in ("include", "lib"):
+        (folder / name).symlink_to(tmp_path / "deleted-venv" / name)
+    assert services_folder("-O3") == folder and (folder / "stan_services.o").read_bytes() == b"built earlier"
+    package = Path(httpstan.models.__file__).parent.resolve()
+    assert {name: (folder / name).resolve() for name in ("include", "lib")} == {
+        "include": package / "include",
+        "lib": package / "lib",
+    }

@@ -216,7 +216,8 @@ def services_path(flags: str) -> Path:
 def services_folder(flags: str) -> Path:
     """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
     links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
-    with ``flags`` (once per flags and httpstan version; minutes)."""
+    with ``flags`` (once per flags and httpstan version; minutes). Every checkout's venv shares it: a link into a
+    venv since deleted is pointed at this one's (the same httpstan version's files)."""
     import httpstan.cache
     import httpstan.models
     from setuptools._distutils import sysconfig
@@ -224,12 +225,16 @@ def services_folder(flags: str) -> Path:
 
     package = Path(httpstan.models.__file__).parent.resolve()
     folder = services_path(flags)
-    if (folder / "stan_services.o").exists():
-        return folder
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("include", "lib"):
+        link = folder / name
+        if link.is_symlink() and not link.exists():  # into a venv since deleted: this one's files are the same
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
         with contextlib.suppress(FileExistsError):  # another process building the same folder made it
-            (folder / name).symlink_to(package / name)
+            link.symlink_to(package / name)
+    if (folder / "stan_services.o").exists():
+        return folder
     with tempfile.TemporaryDirectory(dir=folder) as build:
         compiler = new_compiler()
         sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
