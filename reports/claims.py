@@ -1,5 +1,5 @@
 """The published claims this suite exists to test, each judged as its authors made it: one row each, with what the
-records measured and a verdict (``reports.verdicts``). Here the claims read from campaigns' paired blocks
+records measured and a verdict (``reports.claim_verdicts``). Here the claims read from campaigns' paired blocks
 (Maskell's ratios, Tran & Hoffman's leapfrog step), and the table in the order of the project's brief; the claims
 read from the scaling studies are in ``reports.study_claims``, Carpenter's (flows against NUTS) in
 ``reports.approximations``.

@@ -1,5 +1,5 @@
 """The published claims read from the scaling studies rather than from a campaign's paired blocks, each a row of
-the claims table (``reports.claims``) judged as ``reports.verdicts`` says: Ingram's crossover (the data-size
+the claims table (``reports.claims``) judged as ``reports.claim_verdicts`` says: Ingram's crossover (the data-size
 study: where a JAX engine overtakes Stan in ESS/s along N, which the figures mark too), rlouf's random-walk
 Metropolis (draws per second over chain counts) and TFP's sharded log density (the devices study). Only runs an
 answer may use reach this module (clean, not superseded: ``headline.answerable``).
