@@ -7,6 +7,7 @@ on stderr naming what is wrong), 130 stopped by Ctrl-C and 143 by SIGTERM (finis
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from stanjax.models import UsageError
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in str(err).splitlines():
             print(f"stanjax {args.verb}: error: {line}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (`stanjax history | head`): what was asked is done, say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

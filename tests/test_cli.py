@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from stanjax import models
-from stanjax.models import UsageError
+from stanjax.models import ROOT, UsageError
 from stanjax.runner.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -574,3 +574,16 @@ def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path,
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("eight_schools-eight_schools_noncentered (tiny): 10 runs, ~") and "median of" in lines[0]
     assert lines[-1].startswith("total: 10 runs, ~") and not (out / "results.jsonl").exists()
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`stanjax history | head`: the pipe closes before the listing ends; stanjax stops quietly, exit 0."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "stanjax.runner.cli", "history"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    child.stdout.close()  # before the child writes a line (it takes a second to start)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 0 and b"Traceback" not in stderr and b"BrokenPipe" not in stderr
