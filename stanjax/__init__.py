@@ -96,8 +96,24 @@ class Posterior:
 
 
 def posterior(posterior_id: str, model_dir: str | Path | None = None) -> Posterior:
-    """The posterior with this ID (``stanjax run --help`` lists them; ``model_dir``: a folder of your own models,
-    laid out as this repository's, joins the registry first)."""
+    """A posterior of the zoo: its spec, both programs, data generator and references.
+
+    Parameters
+    ----------
+    posterior_id
+        The posterior's ID, e.g. ``"eight_schools-eight_schools_noncentered"`` (``stanjax run --help`` lists them).
+    model_dir
+        A folder of your own models, laid out as this repository's; it joins the registry first.
+
+    Returns
+    -------
+    Posterior
+        What ``sample``, ``compare`` and ``check`` take.
+
+    Raises
+    ------
+    UsageError
+        An unknown ID, with the nearest ones."""
     from stanjax import models
 
     if model_dir is not None:
@@ -178,11 +194,40 @@ def sample(
     out: str | Path = "out/results",
     timeout: float = 3600.0,
 ) -> Run:
-    """Sample ``posterior`` once with ``engine`` (stan, numpyro, blackjax_nuts, blackjax_chees; or an approximate
-    engine, whose warmup is its training steps or iterations: flow_realnvp, flow_maf, advi_meanfield,
-    advi_fullrank, pathfinder, and Stan's through CmdStan, stan_advi_meanfield, stan_advi_fullrank,
-    stan_pathfinder) in a worker process, as ``stanjax run`` does; its record is appended to ``out``/results.jsonl. A failed run raises RuntimeError with the worker's last
-    lines (its record is kept)."""
+    """Sample a posterior once in a worker process, as ``stanjax run`` does: the same planning, gates and record.
+
+    Parameters
+    ----------
+    posterior
+        A ``Posterior`` or its ID.
+    engine
+        stan, numpyro, blackjax_nuts, blackjax_chees; or an approximate engine, whose warmup is its training steps
+        or iterations: flow_realnvp, flow_maf, advi_meanfield, advi_fullrank, pathfinder, and Stan's through
+        CmdStan, stan_advi_meanfield, stan_advi_fullrank, stan_pathfinder.
+    size
+        The data size preset (the posterior's ``sizes``).
+    chains, warmup, draws
+        Chains, and iterations a chain.
+    seed
+        The data seed; the sampler's seed comes from it and fresh entropy, and is recorded.
+    device
+        ``"cpu"`` or ``"gpu"`` (JAX engines).
+    stan
+        Stan's front end: ``"auto"``, ``"bundled"`` or ``"cmdstan"``.
+    out
+        The results folder: the run's record is appended to its ``results.jsonl``.
+    timeout
+        Seconds before the worker is stopped.
+
+    Returns
+    -------
+    Run
+        The record (timings, metrics, gates, provenance) and the draws.
+
+    Raises
+    ------
+    RuntimeError
+        A run that failed or timed out, with the worker's last lines (its record is kept)."""
     import numpy as np
 
     from stanjax.runner.campaign import Recorder
@@ -237,9 +282,28 @@ def compare(
     timeout: float = 3600.0,
     reruns: int = 2,
 ) -> Comparison:
-    """Run ``blocks`` paired blocks of the two engines on ``posterior`` (back to back, their order alternating) as
-    ``stanjax run --repeats`` does, append the records to ``out``, and take the ratio as the report does. A run
-    measured on a loaded machine is run again (``reruns``) and its loaded record never enters the ratio."""
+    """Paired blocks of two engines on one posterior, and their ESS/s ratio as the report takes it.
+
+    Each block runs both engines back to back, their order alternating, as ``stanjax run --repeats`` does; a run
+    measured on a loaded machine is run again and its loaded record never enters the ratio.
+
+    Parameters
+    ----------
+    posterior
+        A ``Posterior`` or its ID.
+    engines
+        (denominator, numerator): the ratio is the second's ESS/s over the first's.
+    blocks
+        Paired blocks; under 5 valid ones the comparison is ``insufficient``.
+    size, chains, warmup, draws, seed, device, stan, out, timeout
+        As for ``sample``.
+    reruns
+        How many times a run measured on a loaded machine is run again.
+
+    Returns
+    -------
+    Comparison
+        The median block ratio with its order-statistic interval (None without a valid pair) and every record."""
     from stanjax.reports.headline import comparisons
     from stanjax.reports.runs_table import tidy
     from stanjax.runner.campaign import run_campaign
@@ -258,10 +322,23 @@ def compare(
 
 
 def check(*target: str | Path, data: str | Path | None = None, **options) -> CheckResult:
-    """``stanjax check`` as a function: ``check("model.stan", "model.py", data="d.json")`` or ``check(posterior_id)``;
-    ``options`` as the verb's (size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after,
-    out, model_dir). The result holds each stage, the verdict (``exit_code`` as the CLI's), the short run's records
-    and rows, and the speed ratio."""
+    """``stanjax check`` as a function: do a Stan program and a NumPyro model target the same posterior?
+
+    Parameters
+    ----------
+    target
+        ``"model.stan", "model.py"`` (a pair of files), or a posterior's ID.
+    data
+        A JSON data file for a pair of files.
+    options
+        The verb's: size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after, out,
+        model_dir.
+
+    Returns
+    -------
+    CheckResult
+        Each stage's outcome, the verdict (``exit_code`` as the CLI's), the short run's records and rows, and the
+        speed ratio."""
     from stanjax.runner.check import CheckRequest
     from stanjax.runner.check import check as run_check
 
@@ -277,8 +354,23 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
 
 
 def load(results: str | Path | list[str | Path]) -> pd.DataFrame:
-    """Records (results.jsonl files, or folders searched for them) as one row each: identity, engine setup,
-    sizes, status and gates, timings, metrics, energy, whether an answer may use it (loaded, superseded)."""
+    """Records as a table, one row a run.
+
+    Parameters
+    ----------
+    results
+        results.jsonl files (plain, or packed as a closed campaign's), folders searched for them, or a list of both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Identity, engine setup, sizes, status and gates, timings, metrics, energy, and whether an answer may use
+        the run (loaded, superseded).
+
+    Raises
+    ------
+    RecordsError
+        No records there."""
     from stanjax.reports.runs_table import tidy
     from stanjax.runner import records
 
@@ -290,8 +382,19 @@ def load(results: str | Path | list[str | Path]) -> pd.DataFrame:
 
 
 def report(results: str | Path | list[str | Path], out: str | Path = "out/report") -> Path:
-    """The HTML report (index.html, with README.md, runs.csv, summary.json) of the records in ``results``, written
-    into ``out``; the path of index.html."""
+    """The HTML report of the records in ``results``.
+
+    Parameters
+    ----------
+    results
+        As for ``load``.
+    out
+        The folder it is written into: index.html, figures.html, models/, README.md, runs.csv, summary.json.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of index.html."""
     from stanjax.reports.build import build
 
     paths = [Path(p) for p in results] if isinstance(results, list) else Path(results)
