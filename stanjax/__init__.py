@@ -282,10 +282,8 @@ def compare(
     timeout: float = 3600.0,
     reruns: int = 2,
 ) -> Comparison:
-    """Paired blocks of two engines on one posterior, and their ESS/s ratio as the report takes it.
-
-    Each block runs both engines back to back, their order alternating, as ``stanjax run --repeats`` does; a run
-    measured on a loaded machine is run again and its loaded record never enters the ratio.
+    """Paired blocks of two engines on one posterior (each both engines back to back, their order alternating, as
+    ``stanjax run --repeats`` runs them), and their ESS/s ratio as the report takes it.
 
     Parameters
     ----------
@@ -298,7 +296,7 @@ def compare(
     size, chains, warmup, draws, seed, device, stan, out, timeout
         As for ``sample``.
     reruns
-        How many times a run measured on a loaded machine is run again.
+        How often a run measured on a loaded machine is run again (a loaded record never enters the ratio).
 
     Returns
     -------
