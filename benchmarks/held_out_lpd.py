@@ -21,8 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from stanjax import models
-from stanjax.runner import records, superseded
-from stanjax.runner.metrics import held_out_lpd
+from stanjax.runner.core import records, superseded
+from stanjax.runner.measure.metrics import held_out_lpd
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stanjax.runner import records, references, superseded
+from stanjax.runner.core import records, superseded
+from stanjax.runner.measure import references
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,7 +133,7 @@ def applies(kind: str, alt: str | None) -> bool:
 def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str], init_radius: float):
     """Per (row, build): a function that runs one repetition and returns ms per gradient."""
     from stanjax import models as registry
-    from stanjax.runner.config import RunConfig
+    from stanjax.runner.core.config import RunConfig
     from stanjax.runner.engines.stan_bundled import nuts_arguments
 
     timers = {}
@@ -167,7 +167,7 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
     """Per (row, isa): a function that runs one repetition and returns ms per gradient."""
     import importlib.util
 
-    from stanjax.runner.config import Placement, RunConfig
+    from stanjax.runner.core.config import Placement, RunConfig
     from stanjax.runner.engines.jax_setup import initial_points, start_jax
 
     jax = start_jax(Placement(isa=isa), chains=1)

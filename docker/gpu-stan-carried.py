@@ -32,11 +32,11 @@ def pack(isa: str, programs: list[str]) -> int:
     import httpstan.models
 
     from stanjax import models
-    from stanjax.runner import environment
-    from stanjax.runner import isa as isas
-    from stanjax.runner.campaign import WORKER_PYTHON
     from stanjax.runner.commands.compile import model_command
+    from stanjax.runner.core import environment
+    from stanjax.runner.core import isa as isas
     from stanjax.runner.engines.stan_bundled import HttpstanBackend, services_path
+    from stanjax.runner.measure.campaign import WORKER_PYTHON
 
     if Path(sys.executable) != Path(WORKER_PYTHON):
         sys.exit(f"run pack under the workers' interpreter, {WORKER_PYTHON}")

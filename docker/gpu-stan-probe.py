@@ -9,7 +9,7 @@ with --module, only the path of the program's module is printed."""
 import sys
 
 from stanjax import models
-from stanjax.runner.config import RunConfig
+from stanjax.runner.core.config import RunConfig
 from stanjax.runner.engines.stan_bundled import HttpstanBackend, _run_chains, nuts_arguments
 
 

@@ -26,7 +26,7 @@ fi
 mkdir -p out/gpu-campaign
 if [ -d gpu-campaign ]; then cp -n gpu-campaign/* out/gpu-campaign/ 2>/dev/null || true; fi
 status=0
-python3 -m stanjax.runner.cli campaign gpu --out out/gpu-campaign "$@" || status=$?
+python3 -m stanjax.runner.commands.cli campaign gpu --out out/gpu-campaign "$@" || status=$?
 newest=$(ls out/gpu-campaign/archives 2>/dev/null | sed -n 's/^step-\([0-9][0-9]\).*/\1/p' | sort | tail -n 1)
 if [ -n "$newest" ] && [ -n "${OUT:-}" ]; then cp out/gpu-campaign/archives/step-"$newest"*.tar.gz "$OUT"/; fi
 exit "$status"

@@ -9,8 +9,8 @@ import inspect
 from mkdocs.structure.files import File, Files
 
 from stanjax import models
-from stanjax.runner import references
-from stanjax.runner.cli import build_parser
+from stanjax.runner.commands.cli import build_parser
+from stanjax.runner.measure import references
 
 
 def cli_page() -> str:

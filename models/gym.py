@@ -6,7 +6,7 @@ The package's targets and its ``internal/data.py`` import TensorFlow; the module
 by the authors' long Stan runs) import only NumPy, so they are loaded by file path, without the package's
 ``targets`` package. A ground truth gives, per quantity, the posterior mean, the standard error of that mean and
 the posterior sd; it gives no standard error of the sd (``mcse_sd`` None), so the gate scales the mean's standard
-error as the run's own MCSEs scale (:func:`stanjax.runner.validity.with_sd_errors`): the normal-theory se_mean / sqrt(2)
+error as the run's own MCSEs scale (:func:`stanjax.runner.measure.validity.with_sd_errors`): the normal-theory se_mean / sqrt(2)
 would understate it for a heavy-tailed quantity.
 """
 

@@ -33,7 +33,7 @@ of 13: 2.35 %) and gave sds of the mean log volatility of 1.07-1.58 (pooled 1.19
 7.82-7.91, against the ground truth's 7.915 +- 0.0045: the package's numbers for this one quantity seem to carry
 the funnel of the program that made them. Its tails leave an sd check meaningless (no finite fourth moment, so no
 MCSE of the sd): the reference gate records it as not checkable wherever its k-hat is >= 0.25
-(``runner.validity``), and checks its mean. The target's quantities are the persistence, the shock scale and the
+(``runner.measure.validity``), and checks its mean. The target's quantities are the persistence, the shock scale and the
 quantities ``mean_log_volatility`` and ``log_volatility`` (Stan transformed parameters, NumPyro deterministic sites).
 
 Target acceptance 0.9 on both engines (``target_accept``), as a Stan user raises adapt_delta for a stochastic

@@ -13,7 +13,7 @@ N yearly measurements from the same model with the reference posterior's means a
 0.028, 0.80, 0.024; initial populations 34.0 and 5.9; sigma 0.25 each), solved by SciPy's DOP853 at 1e-10. At
 ``tiny`` (the density test's size) both engines solve at 1e-10 too, so the test compares the two models and not
 the two solvers' errors: at the published tolerances two adaptive solvers agree only to about those tolerances.
-Measured at 8 draws of a short Stan run (runner/density.py): at tiny the offset between the two log densities
+Measured at 8 draws of a short Stan run (runner/pairing/density.py): at tiny the offset between the two log densities
 spreads by 8e-9 (tolerance 1e-6); on posteriordb's data at the published tolerances by 0.048, about what a 0.1 %
 change in beta moves it (0.068 at tiny, planted in the port's ODE), where beta's posterior sd is 15 % of its mean:
 the two solvers' posteriors differ by far less than a posterior sd, and posteriordb's reference checks each.

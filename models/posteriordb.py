@@ -1,12 +1,12 @@
 """Posteriors carried from posteriordb (github.com/stan-dev/posteriordb, BSD 3-Clause; ``models/posteriordb/SOURCE.md``):
 each model's data set and, where posteriordb has one, its reference posterior as an outside truth.
 
-``stanjax import`` writes them (:mod:`stanjax.runner.importer`); a spec file reads them through this module, which needs
+``stanjax import`` writes them (:mod:`stanjax.runner.pairing.importer`); a spec file reads them through this module, which needs
 only NumPy. A carried data file is ``{"source": ..., "data": {Stan data entries}}``: posteriordb's data as
 published, less the entries the program does not declare, each typed as its declaration (reals as JSON floats), so
 they load as the generators' data do (ints int64, reals float64). A carried reference is ``{"header": {"source": ...,
 "command": ...}, "parameters": {element: {mean, mcse_mean, sd, mcse_sd}}}``, summarised from posteriordb's
-reference draws (10 chains of 1000 thinned draws of a long rstan run) as :func:`stanjax.runner.references.from_posteriordb`
+reference draws (10 chains of 1000 thinned draws of a long rstan run) as :func:`stanjax.runner.measure.references.from_posteriordb`
 summarises them; the gate compares runs with it as with inference-gym's ground truths (:mod:`stanjax.models.gym`).
 """
 

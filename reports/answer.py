@@ -14,7 +14,7 @@ from stanjax.reports.headline import Pairing, answerable, left_out_text
 from stanjax.reports.numbers import count, interval, number, speed, times
 from stanjax.reports.regimes import FASTER, INVALID, MEASURED, SLOWER, UNCLEAR, setups, size_order
 from stanjax.reports.stats import MIN_BLOCKS
-from stanjax.runner.engines import STAN
+from stanjax.runner.core.engine_registry import STAN
 
 SENTENCE_DETAIL = 3  # a direction with more models than this is summarised: the first screen stays one screen
 

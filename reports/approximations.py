@@ -3,7 +3,7 @@ Pathfinder) worth its error, against NUTS run to convergence?
 
 For each posterior and size where an approximate engine ran, every clean run there (approximations and samplers
 alike) becomes a point: its error against the reference, the largest |mean - reference mean| and |sd - reference
-sd| over the parameters in reference sds (``runner.validity.accuracy``, the same measure for every engine), against
+sd| over the parameters in reference sds (``runner.measure.validity.accuracy``, the same measure for every engine), against
 its wall time from data to draws (fitting or warmup included, compile excluded). An approximation counts as fitted
 when its importance weights' Pareto k-hat is below 0.7; a sampler's run when it passed its gates. Carpenter's claim
 is judged here, as he made it: does a RealNVP flow with importance resampling fit the centred IRT-2PL, and does
@@ -29,8 +29,8 @@ from stanjax.reports.claim_verdicts import (
 )
 from stanjax.reports.figures import log_axes, svg
 from stanjax.reports.numbers import count, number
-from stanjax.runner import references, validity
-from stanjax.runner.engines import STAN
+from stanjax.runner.core.engine_registry import STAN
+from stanjax.runner.measure import references, validity
 
 CARPENTER_FLOW = "flow_realnvp"
 MEANFIELD = "advi_meanfield"  # the narrowest fit beside it: a flow that ends below its ELBO diverged in training

@@ -37,10 +37,11 @@ from stanjax.reports import (
 from stanjax.reports.model_pages import model_page, model_sections
 from stanjax.reports.runs_table import summarise, tidy
 from stanjax.reports.study_figures import rwmh_label, study_figures
-from stanjax.runner import records, superseded, validity
-from stanjax.runner.engines import STAN, family
-from stanjax.runner.environment import Machine
-from stanjax.runner.records import RunRecord
+from stanjax.runner.core import records, superseded
+from stanjax.runner.core.engine_registry import STAN, family
+from stanjax.runner.core.environment import Machine
+from stanjax.runner.core.records import RunRecord
+from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 
@@ -180,7 +181,7 @@ def build(
     records_in_place: bool = False,
 ) -> Path:
     """Read records from ``results`` (files or folders) and write the report into ``out_dir``; ``nightly`` (a
-    ``runner.compare`` result) and ``history`` (this machine's earlier records) add the nightly section. With
+    ``runner.campaigns.compare`` result) and ``history`` (this machine's earlier records) add the nightly section. With
     ``records_in_place`` (one results folder, the report committed beside it) the page links to that folder
     instead of copying every record into ``records.json.gz``: the records are kept once."""
     as_read = records.read(results)

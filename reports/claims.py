@@ -29,7 +29,7 @@ from stanjax.reports.numbers import count, number, span, times
 from stanjax.reports.regimes import find, geometric_mean, regime_name, regime_of, side
 from stanjax.reports.stats import block_ratios_with_geomean
 from stanjax.reports.study_claims import devices_row, ingram_row, rlouf_row
-from stanjax.runner.engines import JAX, STAN
+from stanjax.runner.core.engine_registry import JAX, STAN
 
 COVTYPE_ROWS = 500_000  # "covertype size": the large preset has 581,012 rows
 

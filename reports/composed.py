@@ -14,8 +14,8 @@ from __future__ import annotations
 import pandas as pd
 
 from stanjax.reports.headline import answerable
-from stanjax.runner import records
-from stanjax.runner.engines import STAN
+from stanjax.runner.core import records
+from stanjax.runner.core.engine_registry import STAN
 
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000  # the campaigns' setting a composed number is for
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stanjax.reports.stats import LEVEL, MIN_BLOCKS
-from stanjax.runner import validity
+from stanjax.runner.measure import validity
 
 RHAT = getattr(validity, "RHAT_MAX", 1.01)
 DIVERGENCES = getattr(validity, "DIVERGENCE_MAX_SHARE", 0.01)

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from stanjax.reports.stats import MIN_BLOCKS, block_ratios_with_geomean
-from stanjax.runner.engines import ENGINES, JAX, STAN
-from stanjax.runner.records import MEASUREMENT_FIELDS as KEYS
-from stanjax.runner.records import PROBLEM_FIELDS
+from stanjax.runner.core.engine_registry import ENGINES, JAX, STAN
+from stanjax.runner.core.records import MEASUREMENT_FIELDS as KEYS
+from stanjax.runner.core.records import PROBLEM_FIELDS
 
 # What two engine setups must share to be paired: the problem, less the cores, which a campaign gives each lane of
 # its own (a GPU campaign's GPU and CPU lanes run at once on disjoint cores, each record says which); the pairing
@@ -133,7 +133,7 @@ def left_out_text(runs: pd.DataFrame) -> str:
     )
 
 
-# Why a run may enter no answer (``runner.superseded.left_out``, the ``left_out`` column of
+# Why a run may enter no answer (``runner.core.superseded.left_out``, the ``left_out`` column of
 # ``reports.runs_table.tidy``).
 LEFT_OUT = {
     "no load recorded": "with no load recorded",

@@ -1,12 +1,12 @@
 """Machines told apart: the calibration each campaign started with (a fixed Stan gradient and a fixed JAX gradient,
-timed on one core: :mod:`stanjax.runner.gradient_cost`), per machine label, and where two campaigns of one machine
+timed on one core: :mod:`stanjax.runner.measure.gradient_cost`), per machine label, and where two campaigns of one machine
 name disagree by more than ``SPREAD``: their ratios are then two machines' ratios under one name."""
 
 from __future__ import annotations
 
 import msgspec
 
-from stanjax.runner.environment import Machine
+from stanjax.runner.core.environment import Machine
 
 SPREAD = 0.15  # two calibrations of one side this far apart (high ÷ low - 1) are two machines
 

@@ -11,8 +11,8 @@ import pandas as pd
 
 from stanjax import models
 from stanjax.reports import answer, regimes
-from stanjax.runner import references
-from stanjax.runner.records import RunRecord
+from stanjax.runner.core.records import RunRecord
+from stanjax.runner.measure import references
 
 PARAMETERS_SHOWN = 12  # per model, the parameters furthest from the reference first
 

@@ -1,5 +1,5 @@
 """The roofline of a data-heavy gradient: ms per log density + gradient against N, measured before any sampling
-(``measure: gradient_cost``, :mod:`stanjax.runner.gradient_cost`: a GPU campaign's ``--calibrate`` and the sweeps
+(``measure: gradient_cost``, :mod:`stanjax.runner.measure.gradient_cost`: a GPU campaign's ``--calibrate`` and the sweeps
 committed beside the records), a line per machine and setup (side, device, precision, chains a call), with the
 floor a GPU's memory bandwidth sets: the design (N × D numbers) read twice, forward and back, at the data sheet's
 peak. Where a GPU line reaches the row count of Tran & Hoffman's covtype (581,012), its distance from the floor is
@@ -12,7 +12,7 @@ import pandas as pd
 
 from stanjax.reports.figures import log_axes, plt, svg
 from stanjax.reports.study_figures import ITEM_BYTES, bandwidth
-from stanjax.runner import records
+from stanjax.runner.core import records
 
 COVTYPE = "covtype_synth-logistic_regression"
 TRAN_HOFFMAN_ROWS = 581_012

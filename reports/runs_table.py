@@ -8,9 +8,9 @@ import pandas as pd
 
 from stanjax import models
 from stanjax.reports import headline
-from stanjax.runner import records, run_measures, superseded
-from stanjax.runner.engines import ENGINES, family
-from stanjax.runner.records import RunRecord
+from stanjax.runner.core import records, run_measures, superseded
+from stanjax.runner.core.engine_registry import ENGINES, family
+from stanjax.runner.core.records import RunRecord
 
 # A record's measurement key (its group of repeats) as the columns of the runs table.
 KEYS = records.MEASUREMENT_FIELDS

@@ -19,8 +19,8 @@ from stanjax.reports.claim_verdicts import (
     claim_model,
 )
 from stanjax.reports.numbers import number, speed, times
-from stanjax.runner import records
-from stanjax.runner.engines import JAX, STAN
+from stanjax.runner.core import records
+from stanjax.runner.core.engine_registry import JAX, STAN
 
 INGRAM_MATCHES = 50_000
 RLOUF_DRAWS, RLOUF_SECONDS = 1e9, 25.0

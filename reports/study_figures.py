@@ -19,7 +19,7 @@ from stanjax.reports.figures import (  # pyplot as figures.py set it up: the Agg
     samplers,
     svg,
 )
-from stanjax.runner import records
+from stanjax.runner.core import records
 
 # Peak memory bandwidth (vendor data sheets) of the GPUs whose names nvidia-smi reports; the first match wins.
 GPU_BANDWIDTH = [

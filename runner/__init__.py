@@ -1,15 +1,19 @@
-"""stanjax runner: the library under the notebook API and the command line. One module per concern, by layer:
+"""stanjax runner: the library under the notebook API and the command line, one folder per layer. A layer imports
+only from the layers below it (``tests/test_lint.py`` holds the arrows), and every module sits in exactly one:
 
-- **measure one run**: ``config`` (what a run is asked), ``plan`` (requests → jobs), ``campaign`` (jobs in worker
-  processes), ``worker``, ``engines/`` (one adapter per sampler), ``metrics``, ``validity`` and ``diagnose`` (the
-  gates), ``energy``, ``isa``, ``paths``, ``gradient_cost`` (a gradient's cost, measured before any sampling),
-  ``run_length`` (runs long enough to measure);
-- **keep what was measured**: ``records`` (the record and its file), ``packing`` (a closed campaign's, to be
-  committed), ``run_measures``, ``environment``, ``migrations``, ``superseded``, ``history``, ``references``,
-  ``estimates``;
-- **pair two programs**: ``density``, ``stan_program``, ``static_checks``, ``check`` with ``check_verdicts``,
-  ``run_comparison`` and ``speed_advice``, ``pair_files``, ``importer``, ``compare`` (two record sets);
-- **campaigns beyond one suite**: ``suites``, ``studies``, ``gpu_campaign`` with ``gpu_steps``, ``rwmh``,
-  ``sharding``;
-- **the command line**: ``cli`` and ``commands/`` (parsing and printing only; nothing above imports them).
+- ``core/``: what a run is asked (``config``), where things live (``paths``, ``isa``), the record and its file
+  (``records``, ``run_measures``, ``packing``, ``migrations``, ``superseded``, ``history``, ``environment``) and
+  the ``engine_registry`` (what each engine is, without importing one);
+- ``engines/``: one adapter per sampler, all answering the registry's two calls;
+- ``measure/``: one run measured and gated: ``plan`` (requests -> jobs), ``campaign`` (jobs in worker processes),
+  ``worker``, ``metrics``, ``validity`` and ``diagnose`` (the gates), ``energy``, ``gradient_cost``,
+  ``run_length``, ``references``, ``estimates``, ``suites``, and the programs read before a run (``stan_program``,
+  ``static_checks``);
+- ``pairing/``: two programs proven to target one posterior and compared: ``check`` with ``check_verdicts``,
+  ``density``, ``pair_files``, ``run_comparison``, ``speed_advice``, ``importer`` (posteriordb's posteriors);
+- ``campaigns/``: beyond one suite: ``studies``, ``gpu_campaign`` with ``gpu_steps``, ``rwmh``, ``sharding``,
+  ``compare`` (two record sets, regressions);
+- ``commands/``: the command line, ``cli`` and one module per verb (parsing and printing only).
+
+``stanjax.reports`` sits between ``measure/`` and the two layers above it, which read its ratio statistics.
 """

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     from stanjax.models import ModelSpec
     from stanjax.reports.stats import Ratio
-    from stanjax.runner.check import CheckResult
-    from stanjax.runner.records import RunRecord
+    from stanjax.runner.core.records import RunRecord
+    from stanjax.runner.pairing.check import CheckResult
 
 _here = Path(__file__).resolve().parent
 if not (_here / "runner").is_dir() and (_here.parent / "runner" / "__init__.py").is_file():
@@ -90,7 +90,7 @@ class Posterior:
         """The reference posterior the gates compare a run with at this size (an outside truth where the model has
         one: inference-gym's, posteriordb's), or None; its ``header`` says how it was made."""
         from stanjax import models
-        from stanjax.runner import references
+        from stanjax.runner.measure import references
 
         return references.applicable(self.id, size, (), models.data_hash(self.data(size, seed)))[0]
 
@@ -163,7 +163,7 @@ def _request(
     stan: str,
     timeout: float,
 ):
-    from stanjax.runner.plan import Request
+    from stanjax.runner.measure.plan import Request
 
     model_id = posterior.id if isinstance(posterior, Posterior) else posterior
     return Request(
@@ -230,8 +230,8 @@ def sample(
         A run that failed or timed out, with the worker's last lines (its record is kept)."""
     import numpy as np
 
-    from stanjax.runner.campaign import Recorder
-    from stanjax.runner.plan import plan, results_folder
+    from stanjax.runner.measure.campaign import Recorder
+    from stanjax.runner.measure.plan import plan, results_folder
 
     [job] = plan(_request(posterior, [engine], size, chains, warmup, draws, 1, seed, device, stan, timeout))
     recorder = Recorder(results_folder(out), timeout, [])
@@ -304,8 +304,8 @@ def compare(
         The median block ratio with its order-statistic interval (None without a valid pair) and every record."""
     from stanjax.reports.headline import comparisons
     from stanjax.reports.runs_table import tidy
-    from stanjax.runner.campaign import run_campaign
-    from stanjax.runner.plan import plan, results_folder
+    from stanjax.runner.measure.campaign import run_campaign
+    from stanjax.runner.measure.plan import plan, results_folder
 
     request = _request(posterior, list(engines), size, chains, warmup, draws, blocks, seed, device, stan, timeout)
     jobs = plan(request)
@@ -337,8 +337,8 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
     CheckResult
         Each stage's outcome, the verdict (``exit_code`` as the CLI's), the short run's records and rows, and the
         speed ratio."""
-    from stanjax.runner.check import CheckRequest
-    from stanjax.runner.check import check as run_check
+    from stanjax.runner.pairing.check import check as run_check
+    from stanjax.runner.pairing.pair_files import CheckRequest
 
     paths = {
         key: Path(value)
@@ -370,7 +370,7 @@ def load(results: str | Path | list[str | Path]) -> pd.DataFrame:
     RecordsError
         No records there."""
     from stanjax.reports.runs_table import tidy
-    from stanjax.runner import records
+    from stanjax.runner.core import records
 
     paths = [Path(p) for p in results] if isinstance(results, list) else Path(results)
     found = records.independent(records.read(paths))

@@ -17,7 +17,7 @@ import os
 import pytest
 
 from stanjax.models import UsageError
-from stanjax.runner.paths import cache_dir
+from stanjax.runner.core.paths import cache_dir
 
 # JAX's persistent compilation cache for every JAX process of the session, not only the run workers (which set it in
 # runner.engines.jax_setup): this process and those the tests start (the sharding self-checks, the studies'

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from stanjax.models import ROOT
-from stanjax.runner.campaign import WORKER_PYTHON
-from stanjax.runner.config import RunConfig
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.measure.campaign import WORKER_PYTHON
 
 
 @dataclass

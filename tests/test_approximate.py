@@ -8,14 +8,14 @@ from scipy.stats import norm
 
 import stanjax as sj
 from stanjax import models
-from stanjax.runner import plan, validity
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import ENGINES, SAMPLERS, approximate, get_engine
-from stanjax.runner.engines.stan import find_cmdstan
-from stanjax.runner.gpu_campaign import GPU_JAX_ENGINES
-from stanjax.runner.metrics import summarise
-from stanjax.runner.run_measures import RunMetrics
-from stanjax.runner.suites import SUITES
+from stanjax.runner.campaigns.gpu_campaign import GPU_JAX_ENGINES
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import ENGINES, SAMPLERS, find_cmdstan, get_engine
+from stanjax.runner.core.run_measures import RunMetrics
+from stanjax.runner.engines import approximate
+from stanjax.runner.measure import plan, validity
+from stanjax.runner.measure.metrics import summarise
+from stanjax.runner.measure.suites import SUITES
 
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 LOGISTIC = "covtype_synth-logistic_regression"

@@ -5,8 +5,9 @@ import time
 
 import pytest
 
-from stanjax.runner import campaign, records
-from stanjax.runner.campaign import LOADED_SHARE, load_sample, machine_load
+from stanjax.runner.core import records
+from stanjax.runner.measure import campaign
+from stanjax.runner.measure.campaign import LOADED_SHARE, load_sample, machine_load
 
 
 def test_load_is_the_other_processes_busy_cores_and_flags_a_loaded_machine():
@@ -74,9 +75,9 @@ def _outcome(loaded: bool) -> dict:
 def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_marked(tmp_path, monkeypatch):
     """A planted load on the first Stan run: that run is rerun (after waiting for quiet), its block stays whole
     with a clean run of each side, the loaded record stays in the file, marked, and the summary says so."""
-    from stanjax.runner.cli import build_parser
+    from stanjax.runner.commands.cli import build_parser
     from stanjax.runner.commands.run import campaign_summary
-    from stanjax.runner.plan import plan
+    from stanjax.runner.measure.plan import plan
 
     jobs = plan(
         build_parser().parse_args(
@@ -117,9 +118,9 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
 
 
 def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_incomplete(tmp_path, monkeypatch):
-    from stanjax.runner.cli import build_parser
+    from stanjax.runner.commands.cli import build_parser
     from stanjax.runner.commands.run import campaign_summary
-    from stanjax.runner.plan import plan
+    from stanjax.runner.measure.plan import plan
 
     jobs = plan(
         build_parser().parse_args(
@@ -132,7 +133,7 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2)
     assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
     assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
-    from stanjax.runner.plan import done_keys
+    from stanjax.runner.measure.plan import done_keys
 
     assert done_keys(tmp_path) == {jobs[0].key()}  # --reruns 0: an ok record is done, loaded or not
     assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
@@ -143,8 +144,8 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     campaign grown with --resume across a fix measures it again; its clean partner stays done."""
     from msgspec.structs import replace
 
-    from stanjax.runner.cli import build_parser
-    from stanjax.runner.plan import done_keys, plan
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import done_keys, plan
 
     jobs = plan(
         build_parser().parse_args(
@@ -178,8 +179,8 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
     before anything runs (issue 39: a session on an AMD EPYC went on with a Xeon's campaign)."""
     from msgspec.structs import replace
 
-    from stanjax.runner.cli import build_parser, main
-    from stanjax.runner.plan import plan
+    from stanjax.runner.commands.cli import build_parser, main
+    from stanjax.runner.measure.plan import plan
 
     jobs = plan(
         build_parser().parse_args(

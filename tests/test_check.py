@@ -14,17 +14,9 @@ import pytest
 
 from stanjax import jax_models, models
 from stanjax.models import ROOT
-from stanjax.runner import (
-    check,
-    check_verdicts,
-    diagnose,
-    pair_files,
-    run_comparison,
-    speed_advice,
-    stan_program,
-    static_checks,
-)
-from stanjax.runner.cli import main
+from stanjax.runner.commands.cli import main
+from stanjax.runner.measure import diagnose, stan_program, static_checks
+from stanjax.runner.pairing import check, check_verdicts, pair_files, run_comparison, speed_advice
 
 EXAMPLE = ROOT / "examples" / "poisson"
 EXAMPLE_ID = "counts_synth-poisson_regression"
@@ -297,7 +289,7 @@ def test_a_model_folder_runs_end_to_end_through_run_model_dir(tmp_path):
         [
             sys.executable,
             "-m",
-            "stanjax.runner.cli",
+            "stanjax.runner.commands.cli",
             "run",
             "--model-dir",
             str(folder),
@@ -484,7 +476,7 @@ def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
     """Issue 42's item 8: the reference draws of garch-garch11, summarised here, give posteriordb's own summary
     (its reference_posteriors/summary_statistics/mean_value/mean_value/garch-garch11.json at 28f8d3d: means and
     their MCSEs, quoted)."""
-    from stanjax.runner import references
+    from stanjax.runner.measure import references
 
     theirs = {
         "mu": (5.05001794660039, 0.00123500863504721),
@@ -596,7 +588,7 @@ def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_in
     from types import SimpleNamespace
 
     from stanjax.runner.commands.check import speed_text
-    from stanjax.runner.run_comparison import speed_ratio
+    from stanjax.runner.pairing.run_comparison import speed_ratio
 
     def run(engine, block, ess_per_s, valid=True):
         return SimpleNamespace(

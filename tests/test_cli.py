@@ -12,7 +12,7 @@ import pytest
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
-from stanjax.runner.cli import main
+from stanjax.runner.commands.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -57,8 +57,8 @@ def test_gpu_without_a_gpu_exits_2_and_never_falls_back_to_the_cpu(argv, capsys,
 
 
 def _plan(*argv):
-    from stanjax.runner.cli import build_parser
-    from stanjax.runner.plan import plan
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import plan
 
     return plan(
         build_parser().parse_args(
@@ -140,7 +140,7 @@ def test_the_engines_start_their_chains_within_the_runs_initial_radius(monkeypat
     import jax
 
     from stanjax import jax_models
-    from stanjax.runner.config import RunConfig
+    from stanjax.runner.core.config import RunConfig
     from stanjax.runner.engines.jax_setup import initial_points
     from stanjax.runner.engines.stan_bundled import nuts_arguments
 
@@ -170,9 +170,9 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
     """16 cores, 4 chains: CmdStan gets 4 threads per chain for a model with a reduce_sum program, the bundled
     Stan one (its forked chains ran reduce_sum on one core); --threads-per-chain sets it; a model without a
     reduce_sum program and the JAX engines keep one. Every job carries its cores."""
-    from stanjax.runner import plan as planning
-    from stanjax.runner.cli import build_parser
-    from stanjax.runner.engines import ENGINES, label
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.core.engine_registry import ENGINES, label
+    from stanjax.runner.measure import plan as planning
 
     monkeypatch.setattr(planning, "usable_cores", lambda: list(range(16)))
     monkeypatch.setitem(ENGINES, "stan", dataclasses.replace(ENGINES["stan"], choose_front_end=lambda _: front_end))
@@ -199,7 +199,7 @@ def test_cores_and_threads_per_chain(front_end, monkeypatch):
 
 
 def test_openblas_threads_share_the_cores_among_the_chains_that_run_at_once():
-    from stanjax.runner.config import Job, Placement, RunConfig
+    from stanjax.runner.core.config import Job, Placement, RunConfig
 
     job = Job("m", "numpyro", RunConfig(chains=4), placement=Placement(chain_method="parallel"), cores=8)
     assert job.blas_threads() == 2
@@ -208,7 +208,7 @@ def test_openblas_threads_share_the_cores_among_the_chains_that_run_at_once():
 
 
 def test_device_policy_on_a_gpu(monkeypatch):
-    from stanjax.runner import plan
+    from stanjax.runner.measure import plan
 
     monkeypatch.setattr(plan, "gpu_count", lambda: 1)
     jobs = {job.engine: job.placement for job in _plan("--device", "gpu", "--engines", "stan", "numpyro")}
@@ -262,8 +262,8 @@ def test_a_stan_program_that_does_not_compile_is_refused_with_stancs_message(mon
 
 
 def test_comma_separated_names_are_accepted(tmp_path, capsys):
-    from stanjax.runner.cli import build_parser
-    from stanjax.runner.plan import plan
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import plan
 
     args = build_parser().parse_args(
         [
@@ -294,12 +294,11 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
 ):
     import msgspec
 
-    from stanjax.runner import records
-    from stanjax.runner.campaign import base_record
-    from stanjax.runner.engines import stan
-    from stanjax.runner.plan import done_keys
+    from stanjax.runner.core import engine_registry, records
+    from stanjax.runner.measure.campaign import base_record
+    from stanjax.runner.measure.plan import done_keys
 
-    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
     out = tmp_path / "results"
     job0, job1 = _plan("--engines", "stan", "--repeats", "2")
     assert {job0.front_end, job1.front_end} == {front_end_now}
@@ -324,9 +323,9 @@ def test_nightly_plans_what_stanjax_run_plans_with_the_same_options(monkeypatch)
     parser takes its defaults from Request), so it asks for what `stanjax run --suite nightly` with its options asks."""
     import dataclasses
 
-    from stanjax.runner.cli import build_parser
     from stanjax.runner.commands import nightly
-    from stanjax.runner.plan import Request
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import Request
 
     seen = []
     monkeypatch.setattr(nightly, "plan", lambda request: seen.append(request) or [])
@@ -353,7 +352,7 @@ def test_nightly_plans_what_stanjax_run_plans_with_the_same_options(monkeypatch)
     ],
 )
 def test_a_broken_gpu_install_is_reported_never_taken_for_no_gpu(probe_output, count_or_error, monkeypatch):
-    from stanjax.runner import plan
+    from stanjax.runner.measure import plan
 
     done = subprocess.CompletedProcess(
         [], 0 if probe_output else 1, stdout=probe_output + "\n", stderr="Traceback ...\nImportError: libcudart.so.12\n"
@@ -421,7 +420,7 @@ def test_report_of_future_schema_exits_2(tmp_path, capsys):
 def test_console_script_help_explains_each_verb():
     for verb in ("run", "report"):
         proc = subprocess.run(
-            [sys.executable, "-m", "stanjax.runner.cli", verb, "--help"], capture_output=True, text=True
+            [sys.executable, "-m", "stanjax.runner.commands.cli", verb, "--help"], capture_output=True, text=True
         )
         assert proc.returncode == 0 and f"stanjax {verb}" in proc.stdout
 
@@ -442,17 +441,17 @@ def test_two_campaigns_never_share_a_sampler_seed_and_engines_of_a_repeat_do():
     [(False, "auto", "bundled"), (True, "auto", "cmdstan"), (True, "bundled", "bundled"), (True, "cmdstan", "cmdstan")],
 )
 def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end, monkeypatch):
-    from stanjax.runner.engines import stan
+    from stanjax.runner.core import engine_registry
 
-    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
     jobs = _plan("--engines", "stan", "numpyro", "--stan", asked)
     assert {(j.engine, j.front_end) for j in jobs} == {("stan", front_end), ("numpyro", "numpyro")}
 
 
 def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp_path, capsys):
-    from stanjax.runner.engines import stan
+    from stanjax.runner.core import engine_registry
 
-    monkeypatch.setattr(stan, "find_cmdstan", lambda: None)
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: None)
     assert main(["run", "--suite", "tiny", "--stan", "cmdstan", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--stan cmdstan: no CmdStan installation found" in err
@@ -463,16 +462,17 @@ def test_stans_approximations_where_no_cmdstan_is_installed_are_bad_input(engine
     """The bundled Stan only samples: Stan's ADVI and Pathfinder are refused with the reason before anything runs,
     whatever --stan says; where a CmdStan is found they run through it, on the plain program (one thread a chain:
     ADVI is one process, Pathfinder threads its paths itself), under their own labels."""
-    from stanjax.runner import plan as planning
-    from stanjax.runner.engines import label, stan
+    from stanjax.runner.core import engine_registry
+    from stanjax.runner.core.engine_registry import label
+    from stanjax.runner.measure import plan as planning
 
-    monkeypatch.setattr(stan, "find_cmdstan", lambda: None)
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: None)
     for asked in ("auto", "cmdstan"):
         assert main(["run", "--suite", "tiny", "--engines", engine, "--stan", asked, "--out", str(tmp_path / "r")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"{engine}: Stan's ADVI and Pathfinder run through CmdStan" in err
     assert not (tmp_path / "r").exists()
-    monkeypatch.setattr(stan, "find_cmdstan", lambda: "/opt/cmdstan")
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan")
     monkeypatch.setattr(planning, "usable_cores", lambda: list(range(16)))
     threaded = next(s for s in models.registry().values() if s.stan_threaded_file)
     jobs = _plan("--engines", engine, "stan", "--models", threaded.id)
@@ -510,7 +510,7 @@ def test_a_cache_folder_that_cannot_be_created_is_one_line(monkeypatch, capsys, 
 
 @pytest.mark.parametrize("parts", [1, 2, 3, 5])
 def test_shards_are_disjoint_and_together_the_whole_plan(parts):
-    from stanjax.runner.plan import shard
+    from stanjax.runner.measure.plan import shard
 
     args = ("--models", "all", "--engines", "stan", "numpyro", "--repeats", "2")
     whole = _plan(*args)
@@ -533,7 +533,7 @@ def test_a_bad_shard_is_refused_by_the_parser(bad, capsys):
 def test_report_merges_the_folders_of_several_machines(tmp_path):
     from msgspec.structs import replace
 
-    from stanjax.runner import records
+    from stanjax.runner.core import records
 
     runs = records.read(FIXTURES / "tiny_repeats2.jsonl")
     for name, cores in (("a", 2), ("b", 64)):
@@ -579,7 +579,7 @@ def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path,
 def test_a_reader_that_leaves_early_gets_no_traceback():
     """`stanjax history | head`: the pipe closes before the listing ends; stanjax stops quietly, exit 0."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "stanjax.runner.cli", "history"],
+        [sys.executable, "-m", "stanjax.runner.commands.cli", "history"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from stanjax import models
-from stanjax.runner import isa
-from stanjax.runner.config import ISAS, RunConfig
-from stanjax.runner.engines.stan import find_cmdstan
+from stanjax.runner.core import isa
+from stanjax.runner.core.config import ISAS, RunConfig
+from stanjax.runner.core.engine_registry import find_cmdstan
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
 from tests import stan_child
@@ -88,8 +88,8 @@ def test_same_seed_gives_the_same_draws_through_bundled_stan_and_cmdstanpy(backe
 
 
 def test_the_stan_engine_runs_through_cmdstanpy_end_to_end(tmp_path):
-    from stanjax.runner import records
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import records
 
     assert (
         main(

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 from msgspec.structs import replace
 
-from stanjax.runner import compare, references, superseded
-from stanjax.runner.cli import main
-from stanjax.runner.records import read, to_builtins
-from stanjax.runner.run_measures import MachineLoad
+from stanjax.runner.campaigns import compare
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import superseded
+from stanjax.runner.core.records import read, to_builtins
+from stanjax.runner.core.run_measures import MachineLoad
+from stanjax.runner.measure import references
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from stanjax import models
-from stanjax.runner import diagnose, references
-from stanjax.runner.config import RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
+from stanjax.runner.measure import diagnose, references
 
 CHAINS, DRAWS = 4, 400
 
@@ -92,8 +92,8 @@ def test_a_reference_with_a_stuck_chain_stops_after_the_first_batch_naming_it(mo
 
 
 def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch):
-    from stanjax.runner import worker
-    from stanjax.runner.config import Job
+    from stanjax.runner.core.config import Job
+    from stanjax.runner.measure import worker
 
     monkeypatch.setattr(worker, "get_engine", lambda name, front_end=None: StuckChainEngine())
     monkeypatch.setattr(

@@ -8,7 +8,7 @@ import pytest
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner.cli import build_parser
+from stanjax.runner.commands.cli import build_parser
 
 
 def test_the_readme_is_a_front_page():

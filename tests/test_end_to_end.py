@@ -6,8 +6,9 @@ import pytest
 
 from stanjax import models
 from stanjax.reports.build import build
-from stanjax.runner import plan, records
-from stanjax.runner.cli import main
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import records
+from stanjax.runner.measure import plan
 
 pytestmark = [pytest.mark.slow, pytest.mark.stan]  # the tiny suite on every engine
 

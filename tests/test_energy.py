@@ -1,4 +1,4 @@
-"""Energy and memory of a run (runner.energy): fake power sources with known answers, RAPL read from a fake
+"""Energy and memory of a run (runner.measure.energy): fake power sources with known answers, RAPL read from a fake
 powercap folder, this machine's missing sensors recorded as missing (never 0 J), the record round trip and the
 report's ESS per joule. No sampler runs."""
 
@@ -18,9 +18,10 @@ from stanjax.models import ROOT
 from stanjax.reports.build import build
 from stanjax.reports.numbers import number
 from stanjax.reports.runs_table import energy_columns
-from stanjax.runner import energy, records
-from stanjax.runner.energy import Meter, Rapl, Reading, SensorError
-from stanjax.runner.run_measures import RunEnergy, SourceEnergy
+from stanjax.runner.core import records
+from stanjax.runner.core.run_measures import RunEnergy, SourceEnergy
+from stanjax.runner.measure import energy
+from stanjax.runner.measure.energy import Meter, Rapl, Reading, SensorError
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 FAST = 0.005  # the meter's interval in these tests: many readings in a short span
@@ -238,9 +239,7 @@ def test_pin_to_cores_takes_the_cores_from_the_first_core_on():
     usable = sorted(os.sched_getaffinity(0))
     if len(usable) < 2:
         pytest.skip("needs two usable cores")
-    code = (
-        "import json; from stanjax.runner.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
-    )
+    code = "import json; from stanjax.runner.measure.worker import pin_to_cores; print(json.dumps(pin_to_cores(1, first_core=1)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == [usable[1]]
     assert sorted(os.sched_getaffinity(0)) == usable  # this process kept its own
@@ -253,7 +252,7 @@ def test_pin_to_cores_pins_the_threads_already_running():
     if len(usable) < 2:
         pytest.skip("needs two usable cores")
     code = (
-        "import json, os, threading; from stanjax.runner.worker import pin_to_cores\n"
+        "import json, os, threading; from stanjax.runner.measure.worker import pin_to_cores\n"
         "go = threading.Event(); waiting = threading.Thread(target=go.wait); waiting.start()\n"
         "pinned = pin_to_cores(1, first_core=1)\n"
         "masks = {t: sorted(os.sched_getaffinity(int(t))) for t in os.listdir('/proc/self/task')}\n"

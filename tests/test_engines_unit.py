@@ -26,8 +26,7 @@ def test_every_registered_engine_resolves_without_importing_jax_for_stan():
     import sys
 
     from stanjax.models import UsageError
-    from stanjax.runner.engines import ENGINES
-    from stanjax.runner.engines.stan import find_cmdstan
+    from stanjax.runner.core.engine_registry import ENGINES, find_cmdstan
 
     for entry in ENGINES.values():
         module, _, attribute = entry.factory.partition(":")
@@ -38,12 +37,12 @@ def test_every_registered_engine_resolves_without_importing_jax_for_stan():
                 entry.front_end()
             continue
         assert entry.front_end() in entry.front_ends
-    probe = "import sys; from stanjax.runner.engines import get_engine; get_engine('stan', 'bundled'); print('jaxlib' in sys.modules)"
+    probe = "import sys; from stanjax.runner.core.engine_registry import get_engine; get_engine('stan', 'bundled'); print('jaxlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_labels_name_front_end_device_precision_and_a_non_default_chain_method():
-    from stanjax.runner.engines import label
+    from stanjax.runner.core.engine_registry import label
 
     assert label("stan", "bundled", "cpu", "float64", "parallel") == "Stan-CPU"
     assert label("stan", "cmdstan", "cpu", "float64", "parallel") == "CmdStan-CPU"
@@ -56,8 +55,8 @@ def test_labels_name_front_end_device_precision_and_a_non_default_chain_method()
 
 
 def test_the_device_policy_comes_from_the_registry():
-    from stanjax.runner.config import Placement
-    from stanjax.runner.engines import ENGINES
+    from stanjax.runner.core.config import Placement
+    from stanjax.runner.core.engine_registry import ENGINES
 
     assert ENGINES["stan"].placement("gpu") == Placement("cpu", "float64", "parallel")  # the CPU baseline
     assert ENGINES["numpyro"].placement("gpu") == Placement("gpu", "float32", "vectorized")
@@ -76,17 +75,17 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     from msgspec.structs import replace
 
     from stanjax.reports.build import build
-    from stanjax.runner import engines, records
-    from stanjax.runner.run_measures import MachineLoad
+    from stanjax.runner.core import engine_registry, records
+    from stanjax.runner.core.run_measures import MachineLoad
 
     new = dataclasses.replace(
-        engines.ENGINES["numpyro"],
+        engine_registry.ENGINES["numpyro"],
         name="fastjax",
         front_ends={"fastjax": "FastJAX"},
         factory="stanjax.runner.engines.numpyro:NumPyroEngine",
         order=-1,
     )
-    monkeypatch.setitem(engines.ENGINES, "fastjax", new)
+    monkeypatch.setitem(engine_registry.ENGINES, "fastjax", new)
     runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
     quiet = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
     runs = [replace(r, load=quiet, isa="native") for r in runs]  # an answer takes clean runs only
@@ -101,7 +100,7 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
 def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterations():
     """Stan reports elapsed milliseconds: a one-parameter model's tiny run can read 0 for every chain (seen under
     `make test`: a ZeroDivisionError lost the run). The sampler time is then the call's wall, and says so."""
-    from stanjax.runner.config import RunConfig
+    from stanjax.runner.core.config import RunConfig
     from stanjax.runner.engines.stan_output import _stan_split
 
     zero = [{"warmup": 0.0, "sampling": 0.0}] * 4

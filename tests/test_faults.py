@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stanjax.models import ROOT
-from stanjax.runner import records
+from stanjax.runner.core import records
 
 pytestmark = [pytest.mark.slow, pytest.mark.stan, pytest.mark.faults]  # campaigns of Stan runs
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -44,7 +44,7 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
     # preexec_fn: that would fork this (JAX-loaded) test process instead of spawning.
     start = (
         "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('stanjax.runner.cli', run_name='__main__')"
+        "sys.argv = ['stanjax', *sys.argv[1:]]; runpy.run_module('stanjax.runner.commands.cli', run_name='__main__')"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", start, *args],
@@ -66,7 +66,7 @@ def start_and_wait_for_a_record(args, out, stdout, tag: str = "", tmp: Path | No
 
 def stanjax(*args, env=None, **kwargs):
     return subprocess.run(
-        [sys.executable, "-m", "stanjax.runner.cli", *args],
+        [sys.executable, "-m", "stanjax.runner.commands.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -117,7 +117,7 @@ def test_a_worker_never_outlives_its_campaign(tmp_path, how):
     finally:
         del os.environ["STANJAX_FAULT"]
     time.sleep(1)  # the numpyro worker has started and hangs
-    assert any(b"stanjax.runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag))
+    assert any(b"stanjax.runner.measure.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in tagged(tag))
     if how.startswith("kill"):
         os.killpg(proc.pid, signal.SIGKILL)
     else:
@@ -211,7 +211,7 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
         [
             sys.executable,
             "-m",
-            "stanjax.runner.cli",
+            "stanjax.runner.commands.cli",
             "run",
             "--suite",
             "tiny",
@@ -231,7 +231,9 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
     workers = []
     while not workers and time.monotonic() < deadline:
         time.sleep(0.2)
-        workers = [pid for pid in tagged(tag) if b"stanjax.runner.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        workers = [
+            pid for pid in tagged(tag) if b"stanjax.runner.measure.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
     os.kill(workers[0], signal.SIGKILL)
     assert proc.wait(timeout=120) == 1
     [record] = records.read(out)
@@ -242,8 +244,8 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
 def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkeypatch, capsys):
     """The disk fills while the second record is appended (half of its line written): one line, exit 2, the
     first record intact; once there is space, --resume writes the rest on lines of their own."""
-    from stanjax.runner import campaign
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.measure import campaign
 
     real_append, calls = records.append, []
 
@@ -271,7 +273,7 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
 def test_a_stop_signal_waits_until_a_record_is_both_on_disk_and_counted():
     """Ctrl-C landing between a record's append and its count said "0 of 20 runs finished and recorded" beside a
     record on disk (seen in make test): within ``stop_signals_held`` the signal waits, then stops the campaign."""
-    from stanjax.runner.campaign import stop_signals_held
+    from stanjax.runner.measure.campaign import stop_signals_held
 
     done = []
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)

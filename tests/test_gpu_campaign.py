@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from stanjax.runner import records
-from stanjax.runner.cli import main
-from stanjax.runner.config import Job, Placement, RunConfig
-from stanjax.runner.estimates import Estimator
-from stanjax.runner.gpu_campaign import PHASES, Item, Plan, Unit, estimated_s, make_plan, steps, units
-from stanjax.runner.gpu_steps import all_items, done_items, lanes_left, pack, run_step, step_number
-from stanjax.runner.studies import RLOUF_CHAINS, RWMH_STEPS
+from stanjax.runner.campaigns.gpu_campaign import PHASES, Item, Plan, Unit, estimated_s, make_plan, steps, units
+from stanjax.runner.campaigns.gpu_steps import all_items, done_items, lanes_left, pack, run_step, step_number
+from stanjax.runner.campaigns.studies import RLOUF_CHAINS, RWMH_STEPS
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import records
+from stanjax.runner.core.config import Job, Placement, RunConfig
+from stanjax.runner.measure.estimates import Estimator
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -183,7 +183,7 @@ def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkey
     """The first step compiles the plan's Stan programs (here: a stand-in that compiles nothing) and appends the
     step, the programs, the time and this machine's slug to compile.json, a second step after it."""
     from stanjax.runner.commands import campaign
-    from stanjax.runner.environment import machine
+    from stanjax.runner.core.environment import machine
 
     asked = []
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.append(commands) or 0)
@@ -239,7 +239,7 @@ def test_a_step_goes_on_with_the_campaign_of_the_steps_before_on_this_machine_on
     """The steps of 2026-11-27's H200 campaign each started a campaign of their own, so covtype's GPU runs of
     step 2 found no Stan run of step 1 to pair with. A step continues the newest earlier step's campaign (its
     records, or unpacked ones) when that step ran on this machine; on another machine it starts its own."""
-    from stanjax.runner import gpu_steps
+    from stanjax.runner.campaigns import gpu_steps
 
     box = history[0].provenance.machine
     monkeypatch.setattr(gpu_steps.environment, "machine", lambda: box)
@@ -381,7 +381,7 @@ def test_the_stan_probe_samples_one_chain_of_a_compiled_program_and_refuses_an_u
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.campaign import WORKER_PYTHON
 
     def probe(*args):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -402,8 +402,8 @@ def test_a_loaded_run_is_run_once_more_where_the_step_has_time(tmp_path, monkeyp
     stand-in run takes 100 s of the step's clock."""
     from types import SimpleNamespace
 
-    from stanjax.runner import gpu_steps
-    from stanjax.runner.run_measures import MachineLoad
+    from stanjax.runner.campaigns import gpu_steps
+    from stanjax.runner.core.run_measures import MachineLoad
 
     busy = MachineLoad(other_processes_cores=0.35, load_average_start=1.0, load_average_end=1.0, loaded=True)
     clock = SimpleNamespace(offset=0.0)
@@ -432,7 +432,7 @@ def test_a_loaded_run_is_run_once_more_where_the_step_has_time(tmp_path, monkeyp
 
 
 def _cost(job: Job, ms: float, compile_s: float = 4.0) -> dict:
-    from stanjax.runner.gradient_cost import setup_of
+    from stanjax.runner.measure.gradient_cost import setup_of
 
     return {
         "measure": "gradient_cost",
@@ -446,7 +446,7 @@ def _cost(job: Job, ms: float, compile_s: float = 4.0) -> dict:
 def test_an_estimate_is_composed_from_the_gradient_cost_measured_for_its_setup(history):
     """Steps an iteration (earlier runs of the model, any machine) × iterations × the measured cost, + the engine's
     compile on that device + a start; chains in turn where a vectorised batch does not hold them."""
-    from stanjax.runner.estimates import START_S
+    from stanjax.runner.measure.estimates import START_S
 
     stan_job = Job(EIGHT, "stan", TINY, 0, Placement(), "bundled", 7, 2, 0)  # 4 chains on 2 cores: 2 in turn
     numpyro_job = Job(EIGHT, "numpyro", TINY, 0, Placement("gpu", "float64", "vectorized"), "numpyro", 7, 2, 0)
@@ -473,7 +473,7 @@ def test_an_estimate_is_composed_from_the_gradient_cost_measured_for_its_setup(h
 
 
 def test_a_step_sets_each_estimate_beside_its_actual_time():
-    from stanjax.runner.gpu_steps import estimates_summary
+    from stanjax.runner.campaigns.gpu_steps import estimates_summary
 
     timed = [{"status": "ok", "estimate_s": 10.0, "actual_s": actual} for actual in (6.0, 9.0, 11.0, 19.0, 35.0)] + [
         {"status": "timeout", "estimate_s": 10.0, "actual_s": 600.0}
@@ -486,7 +486,7 @@ def test_a_step_sets_each_estimate_beside_its_actual_time():
 def test_calibrate_measures_each_lanes_setups_on_its_cores_before_planning(tmp_path, capsys, monkeypatch):
     """--calibrate: every setup of the chosen phases measured once, the GPU lane's on its cores and the CPU lane's on
     the rest, appended to OUT's measurements; the plan's estimates are then composed from them."""
-    from stanjax.runner import gradient_cost
+    from stanjax.runner.measure import gradient_cost
 
     asked = {}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stanjax.runner import gradient_cost
+from stanjax.runner.measure import gradient_cost
 
 LOGISTIC = "covtype_synth-logistic_regression"
 
@@ -60,9 +60,10 @@ def test_setups_are_measured_a_process_per_side_device_and_precision_and_a_failu
 def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_path, monkeypatch, capsys):
     """quick (and full, nightly) calibrate first, into OUT/measurements.jsonl under the campaign's ID; tiny does not
     unless asked; a failed calibration is said and the campaign goes on."""
-    from stanjax.runner import records, run_length
-    from stanjax.runner.cli import main
     from stanjax.runner.commands import run
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import records
+    from stanjax.runner.measure import run_length
 
     started = []
     monkeypatch.setattr(

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from stanjax import models
-from stanjax.runner import references
-from stanjax.runner.cli import main
+from stanjax.runner.commands.cli import main
+from stanjax.runner.measure import references
 
 GARCH = Path(__file__).parent / "fixtures" / "garch11"
 

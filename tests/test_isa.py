@@ -12,11 +12,11 @@ import pytest
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner import isa
-from stanjax.runner.campaign import WORKER_PYTHON
-from stanjax.runner.config import ISAS
+from stanjax.runner.core import isa
+from stanjax.runner.core.config import ISAS
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
+from stanjax.runner.measure.campaign import WORKER_PYTHON
 
 EIGHT_SCHOOLS = models.get("eight_schools-eight_schools_noncentered")
 HOST_HAS_AVX2 = "avx2" in isa.host_features().split(", ")
@@ -105,7 +105,7 @@ def test_stan_module_has_avx_built_for_the_host_and_none_for_x86_64_v2():
 
 JAX_PROBE = """
 import json, os, sys
-from stanjax.runner.config import Placement
+from stanjax.runner.core.config import Placement
 from stanjax.runner.engines.jax_setup import device_info, start_jax
 
 os.environ["XLA_FLAGS"] = "--xla_dump_to=" + sys.argv[2]

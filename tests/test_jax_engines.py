@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from stanjax import jax_models, models
-from stanjax.runner import records
-from stanjax.runner.cli import main
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import get_engine
+from stanjax.runner.campaigns.studies import ITERATIONS
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import records
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import get_engine
 from stanjax.runner.engines.jax_setup import initial_points, start_jax
-from stanjax.runner.metrics import summarise
-from stanjax.runner.studies import ITERATIONS
-from stanjax.runner.suites import SUITES
+from stanjax.runner.measure.metrics import summarise
+from stanjax.runner.measure.suites import SUITES
 
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 LOGISTIC = "covtype_synth-logistic_regression"
@@ -149,7 +149,7 @@ def test_a_many_chain_run_is_gated_on_nested_rhat(tmp_path, engine_name):
 
 PLATFORM_PROBE = """
 import jax  # imported before start_jax, as a module the worker loads first may do
-from stanjax.runner.config import Placement
+from stanjax.runner.core.config import Placement
 from stanjax.runner.engines.jax_setup import start_jax
 start_jax(Placement("cpu", "float64", "vectorized"), 1)
 print(jax.config.jax_platforms)
@@ -164,7 +164,7 @@ def test_a_cpu_run_pins_jax_to_the_cpu_even_when_jax_was_imported_first():
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.campaign import WORKER_PYTHON
 
     env = {key: value for key, value in os.environ.items() if key != "JAX_PLATFORMS"}
     done = subprocess.run(
@@ -181,8 +181,8 @@ numpyro.set_host_device_count(2)
 import numpy as np
 from numpyro.infer import MCMC, NUTS, init_to_uniform
 from stanjax import jax_models, models
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import get_engine
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import get_engine
 from stanjax.runner.engines.jax_setup import start_jax
 from stanjax.runner.engines.jax_setup import split_data
 import functools
@@ -221,7 +221,7 @@ def test_numpyro_engine_draws_what_numpyro_mcmc_draws():
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.campaign import WORKER_PYTHON
 
     done = subprocess.run(
         [WORKER_PYTHON, "-c", SAME_DRAWS_PROBE, EIGHT_SCHOOLS], cwd=ROOT, capture_output=True, text=True, timeout=600

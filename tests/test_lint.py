@@ -1,10 +1,9 @@
 """ruff's lint rules and formatter (configured in pyproject.toml) hold over the whole checkout; the library keeps
-its layout: no module over 400 lines, every runner module named in the map of ``runner/__init__.py``, no import
-from the library into the command line and no import cycle; mypy finds no type error in it."""
+its layout: no module over 400 lines, every runner module in a layer's folder, imports only downward between the
+layers (function-level ones included) and no import cycle; mypy finds no type error in it."""
 
 import ast
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,12 +23,12 @@ def test_ruff_is_clean(command):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
 
 
-def test_no_library_module_is_over_400_lines_and_the_runner_map_names_each_module():
+def test_no_library_module_is_over_400_lines_and_every_runner_module_sits_in_a_layer():
     sizes = {p.relative_to(ROOT): len(p.read_text().splitlines()) for d in LIBRARY for p in (ROOT / d).rglob("*.py")}
     assert sizes and not {p: n for p, n in sizes.items() if n > MAX_LINES}
-    listed = set(re.findall(r"``(\w+)/?``", (ROOT / "runner" / "__init__.py").read_text()))
-    modules = {p.stem for p in (ROOT / "runner").glob("*.py")} - {"__init__"}
-    assert modules - listed == set() and {"engines", "commands"} <= listed
+    assert [p.name for p in (ROOT / "runner").glob("*.py")] == ["__init__.py"]
+    folders = {p.name for p in (ROOT / "runner").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == {name.rsplit(".", 1)[1] for level in LAYERS for name in level if name.startswith(RUNNER)}
 
 
 def package_folders() -> dict[str, Path]:
@@ -75,8 +74,33 @@ def test_the_library_type_checks(tmp_path):
     assert done.returncode == 1 and "stanjax/reports/stats.py" in done.stdout
 
 
+# The layers, bottom first: a module imports from its own package and from the levels below, never from one beside
+# or above it (reports sits under pairing and campaigns, which read its ratio statistics).
+RUNNER = "stanjax.runner."
+LAYERS = (
+    ("stanjax.jax_models",),
+    ("stanjax.models",),
+    (RUNNER + "core",),
+    (RUNNER + "engines",),
+    (RUNNER + "measure",),
+    ("stanjax.reports",),
+    (RUNNER + "pairing", RUNNER + "campaigns"),
+    (RUNNER + "commands",),
+    ("stanjax",),
+)
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """The level and the package of a library module (the longest layer name it falls under)."""
+    found = [
+        (level, name) for level, names in enumerate(LAYERS) for name in names if f"{module}.".startswith(f"{name}.")
+    ]
+    return max(found, key=lambda item: len(item[1]))
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Each library module's module-level imports of other stanjax modules (parsed, not imported)."""
+    """Each library module's imports of other stanjax modules, wherever they stand (in a function, under
+    TYPE_CHECKING): parsed, not imported."""
 
     def module_of(path: Path) -> str:
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -90,7 +114,7 @@ def import_graph() -> dict[str, set[str]]:
     graph = {}
     for path in (p for d in LIBRARY for p in (ROOT / d).rglob("*.py")):
         imported = set()
-        for node in ast.parse(path.read_text()).body:
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("stanjax"):
                 imported |= {
                     f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}") else node.module
@@ -98,14 +122,19 @@ def import_graph() -> dict[str, set[str]]:
                 }
             elif isinstance(node, ast.Import):
                 imported |= {a.name for a in node.names if a.name.startswith("stanjax.")}
-        graph[module_of(path)] = imported
+        graph[module_of(path)] = imported - {module_of(path)}
     return graph
 
 
 def layering_problems(graph: dict[str, set[str]]) -> list[str]:
-    """Imports from the library into the command line (``runner.cli``, ``runner.commands``), and import cycles."""
-    cli = ("stanjax.runner.cli", "stanjax.runner.commands")
-    found = [f"{m} -> {d}" for m in graph if not m.startswith(cli) for d in graph[m] if d.startswith(cli)]
+    """Imports that point up or sideways between the layers, and import cycles."""
+    found = []
+    for module, imported in graph.items():
+        level, package = layer_of(module)
+        for dep in sorted(imported):
+            dep_level, dep_package = layer_of(dep)
+            if dep_package != package and dep_level >= level:
+                found.append(f"{module} -> {dep}")
     state: dict[str, int] = {}
 
     def visit(module: str, path: list[str]) -> None:
@@ -123,12 +152,20 @@ def layering_problems(graph: dict[str, set[str]]) -> list[str]:
     return found
 
 
-def test_the_library_never_imports_the_command_line_and_has_no_import_cycle():
+def test_imports_point_down_the_layers_and_never_in_a_cycle():
     graph = import_graph()
-    assert "stanjax.runner.records" in graph and "stanjax.runner.commands.run" in graph
+    assert "stanjax.runner.core.records" in graph and "stanjax.runner.commands.run" in graph
     assert layering_problems(graph) == []
-    planted = {**graph, "stanjax.runner.plan": graph["stanjax.runner.plan"] | {"stanjax.runner.commands.run"}}
-    planted["stanjax.runner.records"] = graph["stanjax.runner.records"] | {"stanjax.runner.plan"}
+    planted = {
+        **graph,
+        "stanjax.runner.measure.plan": graph["stanjax.runner.measure.plan"] | {"stanjax.runner.commands.run"},
+    }
+    planted["stanjax.runner.core.records"] = graph["stanjax.runner.core.records"] | {"stanjax.runner.measure.plan"}
+    planted["stanjax.runner.campaigns.studies"] = graph["stanjax.runner.campaigns.studies"] | {
+        "stanjax.runner.pairing.check"
+    }
     problems = layering_problems(planted)
-    assert "stanjax.runner.plan -> stanjax.runner.commands.run" in problems
-    assert any(p.startswith("cycle: ") and "stanjax.runner.records" in p for p in problems)
+    assert "stanjax.runner.measure.plan -> stanjax.runner.commands.run" in problems
+    assert "stanjax.runner.core.records -> stanjax.runner.measure.plan" in problems
+    assert "stanjax.runner.campaigns.studies -> stanjax.runner.pairing.check" in problems  # beside, not below
+    assert any(p.startswith("cycle: ") and "stanjax.runner.core.records" in p for p in problems)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
-from stanjax.runner.metrics import summarise
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
+from stanjax.runner.measure.metrics import summarise
 
 
 def result(draws, n_leapfrog=7, warmup_gradients=None, divergent_draws=0):

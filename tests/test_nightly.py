@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from stanjax.runner import environment, history, records
-from stanjax.runner.cli import main
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import environment, history, records
 
 pytestmark = [pytest.mark.slow, pytest.mark.stan]  # nightly campaigns (Stan and NumPyro)
 EIGHT = "eight_schools-eight_schools_noncentered"

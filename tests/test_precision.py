@@ -13,7 +13,7 @@ from stanjax.models import ROOT
 PROGRAM = """
 import json, re, sys
 from stanjax import jax_models, models
-from stanjax.runner.config import Placement
+from stanjax.runner.core.config import Placement
 from stanjax.runner.engines.jax_setup import start_jax
 
 jax = start_jax(Placement("cpu", "float32", "vectorized"), 4)

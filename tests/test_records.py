@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stanjax.models import ROOT
-from stanjax.runner import environment, packing, records, run_measures
+from stanjax.runner.core import environment, packing, records, run_measures
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 
@@ -317,7 +317,7 @@ def test_every_committed_record_reads_in_the_current_schema():
 
 
 def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_history(tmp_path):
-    from stanjax.runner import history
+    from stanjax.runner.core import history
 
     plain = tmp_path / "plain" / "xeon-2core" / "nightly-1"
     packed = tmp_path / "packed" / "xeon-2core" / "nightly-1"
@@ -332,7 +332,7 @@ def test_a_closed_folder_committed_gzipped_reads_as_it_was_and_stays_in_the_hist
 
 
 def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_path, capsys):
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
 
     folder = tmp_path / "epyc-2core" / "quick-1"
     folder.mkdir(parents=True)
@@ -382,8 +382,8 @@ def test_every_packed_campaign_gives_back_the_bytes_it_was_packed_from(tmp_path)
 
 
 def test_a_job_and_its_record_have_the_same_run_key():
-    from stanjax.runner.campaign import base_record
-    from stanjax.runner.config import Job, Placement, RunConfig
+    from stanjax.runner.core.config import Job, Placement, RunConfig
+    from stanjax.runner.measure.campaign import base_record
 
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny"), 2, Placement(), "bundled")
     fixture = records.read(FIXTURE)[0]

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from stanjax.models import ROOT
-from stanjax.runner import references
-from stanjax.runner.cli import main
-from stanjax.runner.config import blas_threads
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core.config import blas_threads
+from stanjax.runner.measure import references
 
 pytestmark = pytest.mark.stan  # reference generation with the Stan engine
 
@@ -23,7 +23,7 @@ def reference(tmp_path, *options):
         [
             sys.executable,
             "-m",
-            "stanjax.runner.cli",
+            "stanjax.runner.commands.cli",
             "reference",
             MODEL_ID,
             "--size",
@@ -128,9 +128,9 @@ def test_an_sd_with_an_infinite_fourth_moment_is_left_out_of_the_references_targ
     import numpy as np
 
     from stanjax import models
-    from stanjax.runner import validity
-    from stanjax.runner.config import RunConfig
-    from stanjax.runner.engines import SamplerStats
+    from stanjax.runner.core.config import RunConfig
+    from stanjax.runner.core.engine_registry import SamplerStats
+    from stanjax.runner.measure import validity
 
     spec = models.get(MODEL_ID)
     config = RunConfig(size="tiny", chains=8, warmup=10, draws=2500)

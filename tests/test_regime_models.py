@@ -8,9 +8,10 @@ import pytest
 import stanjax as sj
 from stanjax import models
 from stanjax.models import SizeError
-from stanjax.runner import plan, records, references
-from stanjax.runner.cli import main
-from stanjax.runner.metrics import held_out_lpd
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import records
+from stanjax.runner.measure import plan, references
+from stanjax.runner.measure.metrics import held_out_lpd
 
 HMM, LOTKA_VOLTERRA = "hmm_example-hmm_example", "hudson_lynx_hare-lotka_volterra"
 BNN = "curve_synth-bayesian_neural_network"

@@ -19,9 +19,9 @@ from stanjax import models
 from stanjax.reports import stats
 from stanjax.reports.build import build
 from stanjax.reports.numbers import number, speed, times
-from stanjax.runner import records, superseded
-from stanjax.runner.engines import label as engine_label
-from stanjax.runner.run_measures import MachineLoad
+from stanjax.runner.core import records, superseded
+from stanjax.runner.core.engine_registry import label as engine_label
+from stanjax.runner.core.run_measures import MachineLoad
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = FIXTURES / "tiny_repeats2.jsonl"

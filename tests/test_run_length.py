@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from stanjax.runner import records
-from stanjax.runner.cli import build_parser
-from stanjax.runner.plan import plan
-from stanjax.runner.run_length import MAX_FACTOR, lengthen
+from stanjax.runner.commands.cli import build_parser
+from stanjax.runner.core import records
+from stanjax.runner.measure.plan import plan
+from stanjax.runner.measure.run_length import MAX_FACTOR, lengthen
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -67,8 +67,8 @@ def test_a_pairing_with_no_earlier_run_keeps_its_draws_and_a_resumed_one_keeps_w
 def test_the_quick_suite_lengthens_its_short_pairings_and_draws_given_are_kept(tmp_path, capsys, monkeypatch):
     """`stanjax run` applies it where the suite says (quick: 2 s) and --draws is not given; --min-sampler-seconds 0
     turns it off."""
-    from stanjax.runner import run_length
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.measure import run_length
 
     asked = []
     monkeypatch.setattr(run_length, "for_campaign", lambda jobs, min_s, keep: asked.append(min_s) or (jobs, ["said"]))
@@ -82,7 +82,8 @@ def test_the_quick_suite_lengthens_its_short_pairings_and_draws_given_are_kept(t
 def test_a_machine_that_never_ran_a_model_lengthens_it_from_other_machines_runs(tmp_path, monkeypatch):
     """A fresh clone on a new machine: no results/<its slug>, so the committed runs of other machines tell the
     length (the fixture's eight schools: well under 2 s on a Xeon)."""
-    from stanjax.runner import environment, run_length
+    from stanjax.runner.core import environment
+    from stanjax.runner.measure import run_length
 
     other = tmp_path / "results" / "some-other-machine" / "campaign"
     other.mkdir(parents=True)

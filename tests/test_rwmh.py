@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from stanjax.runner import rwmh
+from stanjax.runner.campaigns import rwmh
 
 N_CHAINS, N_STEPS = 256, 4000
 

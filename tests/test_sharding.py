@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # NUTS and gradients on 8 simulated devices, in a
 def self_check():
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
     done = subprocess.run(
-        [sys.executable, "-m", "stanjax.runner.sharding"],
+        [sys.executable, "-m", "stanjax.runner.campaigns.sharding"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -53,10 +53,10 @@ TWO_PROCESS_NUTS = 20
 @pytest.fixture(scope="module")
 def two_processes():
     """The self-check as 2 JAX processes x 4 CPU devices (jax.distributed, gloo collectives), as on two hosts."""
-    from stanjax.runner.sharding import launch
+    from stanjax.runner.campaigns.sharding import launch
 
     iterations = ["--warmup", str(TWO_PROCESS_NUTS), "--draws", str(TWO_PROCESS_NUTS)]
-    return launch("stanjax.runner.sharding", iterations, processes=2, devices_per_process=4)
+    return launch("stanjax.runner.campaigns.sharding", iterations, processes=2, devices_per_process=4)
 
 
 @pytest.mark.slow
@@ -72,8 +72,8 @@ def test_two_processes_give_the_single_process_log_density_and_gradient(two_proc
 
 @pytest.mark.slow
 def test_devices_study_runs_as_several_processes(tmp_path):
-    from stanjax.runner import records
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import records
 
     assert (
         main(

@@ -16,9 +16,9 @@ import pytest
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner.campaign import WORKER_PYTHON
-from stanjax.runner.config import RunConfig
+from stanjax.runner.core.config import RunConfig
 from stanjax.runner.engines.stan_output import group_columns, sample_table
+from stanjax.runner.measure.campaign import WORKER_PYTHON
 from tests import stan_child
 
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)
@@ -89,7 +89,7 @@ def test_bad_data_fails_with_stans_message():
 
 GUARD_CHECK = """
 import sys
-from stanjax.runner import metrics  # arviz and scipy, which can import JAX unasked (runner.metrics prevents it)
+from stanjax.runner.measure import metrics  # arviz and scipy, which can import JAX unasked (runner.measure.metrics prevents it)
 from stanjax.runner.engines.stan_bundled import _run_chains
 assert "jaxlib" not in sys.modules
 try:
@@ -147,19 +147,19 @@ def _report():
 
 @pytest.mark.stan
 def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
 
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(IMPORT_WATCH)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("STANJAX_TEST_IMPORT_REPORTS", str(tmp_path / "imports"))
-    # A real run: the campaign starts `python -m stanjax.runner.worker` for the job, which compiles (cached) and samples.
+    # A real run: the campaign starts `python -m stanjax.runner.measure.worker` for the job, which compiles (cached) and samples.
     code = main(
         ["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan", "--out", str(tmp_path / "results")]
     )
     reports = [json.loads(file.read_text()) for file in (tmp_path / "imports").glob("*.json")]
-    [worker] = [report for report in reports if report["main"] == "stanjax.runner.worker"]
+    [worker] = [report for report in reports if report["main"] == "stanjax.runner.measure.worker"]
     assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
     assert code == 0
 
@@ -168,8 +168,8 @@ def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
 def test_one_chain_on_two_cores_runs_the_reduce_sum_program_on_both(tmp_path):
     """One chain x 2 threads: Stan's threaded program, the chain pinned to both cores, the record says so."""
-    from stanjax.runner import records
-    from stanjax.runner.cli import main
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import records
 
     model_id = "covtype_synth-logistic_regression"
     out = tmp_path / "results"

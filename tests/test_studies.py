@@ -4,9 +4,9 @@ import pytest
 
 from stanjax import models
 from stanjax.reports.build import build
-from stanjax.runner import records
-from stanjax.runner.cli import main
-from stanjax.runner.studies import STUDIES, Study
+from stanjax.runner.campaigns.studies import STUDIES, Study
+from stanjax.runner.commands.cli import main
+from stanjax.runner.core import records
 
 LOGISTIC, BRADLEY_TERRY = "covtype_synth-logistic_regression", "tennis_synth-bradley_terry_hierarchical"
 
@@ -43,7 +43,7 @@ def test_chains_study_runs_vectorised_samplers_and_rwmh(tmp_path):
 
 
 def test_rwmh_leaves_ess_out_above_its_chain_limit(monkeypatch):
-    from stanjax.runner import studies
+    from stanjax.runner.campaigns import studies
 
     monkeypatch.setattr(studies, "ESS_MAX_CHAINS", 2)
     row = studies.rwmh_measurement("tiny", 4, "numpy")

@@ -6,8 +6,8 @@ import pytest
 from msgspec.structs import replace
 
 from stanjax.models import ROOT, UsageError
-from stanjax.runner import records, superseded
-from stanjax.runner.run_measures import MachineLoad
+from stanjax.runner.core import records, superseded
+from stanjax.runner.core.run_measures import MachineLoad
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl"
 QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from stanjax import models
-from stanjax.runner import references, validity
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
-from stanjax.runner.metrics import summarise
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
+from stanjax.runner.measure import references, validity
+from stanjax.runner.measure.metrics import summarise
 
 MODEL_ID = "eight_schools-eight_schools_noncentered"
 GYM_ID = "gym_eight_schools-eight_schools_centered"  # its reference: inference-gym's ground truth
@@ -164,7 +164,7 @@ def test_a_wrong_spread_of_a_light_tailed_quantity_still_fails_beside_a_heavy_ta
 def test_light_tailed_draws_keep_every_sd_checked():
     """k-hat of normal draws stays well below the limit: 500 independent normal quantities of 4 x 1,000 draws all
     keep their sd check (none is exempted by chance)."""
-    from stanjax.runner.metrics import tail_khats
+    from stanjax.runner.measure.metrics import tail_khats
 
     khats = tail_khats({"x": np.random.default_rng(3).normal(size=(CHAINS, DRAWS, 500))}, ["x"])
     assert len(khats) == 500 and max(khats.values()) < validity.KHAT_SD_MAX - 0.1
@@ -174,7 +174,7 @@ def test_a_constant_tail_gives_a_nan_khat_not_a_failed_run():
     """A stuck chain repeating its extreme value leaves a constant tail in varying draws, on which arviz-stats
     raises ("All tail values are the same"; a tiny centred eight-schools run crashed on it): that scalar's k-hat is
     NaN (its sd stays checked), the others' are still estimated."""
-    from stanjax.runner.metrics import tail_khats
+    from stanjax.runner.measure.metrics import tail_khats
 
     draws = np.random.default_rng(4).normal(size=(CHAINS, DRAWS, 3))
     stuck = draws[..., 1]
@@ -186,7 +186,7 @@ def test_a_constant_tail_gives_a_nan_khat_not_a_failed_run():
 def test_a_ground_truth_without_sd_errors_takes_the_runs_scaling():
     """inference-gym states no MCSE of its sds: the gate scales its mean's standard error as the run's MCSEs scale,
     so heavy tails (a larger mcse_sd / mcse_mean in the run) widen it; a stated one is kept."""
-    from stanjax.runner.run_measures import RunMetrics
+    from stanjax.runner.core.run_measures import RunMetrics
 
     reference = {
         "parameters": {

@@ -56,7 +56,7 @@ def test_the_wheel_holds_one_package_with_the_programs_references_and_templates(
     }
     for needed in (
         "stanjax/runner/commands/run.py",
-        "stanjax/runner/worker.py",
+        "stanjax/runner/measure/worker.py",
         "stanjax/stan/eight_schools_noncentered.stan",
         "stanjax/stan/threaded/logistic_regression.stan",
         "stanjax/models/posteriordb/SOURCE.md",
@@ -104,7 +104,7 @@ def test_the_installed_wheel_runs_the_api_and_the_cli_outside_the_checkout(wheel
         [
             venv / "bin" / "python",
             "-m",
-            "stanjax.runner.cli",
+            "stanjax.runner.commands.cli",
             "run",
             "--suite",
             "tiny",

@@ -9,14 +9,8 @@ import time
 from pathlib import Path
 
 from stanjax.models import ROOT, UsageError
-from stanjax.runner import environment, records
-from stanjax.runner.campaign import stopped_by
-from stanjax.runner.commands.compile import compile_each, model_command
-from stanjax.runner.config import ISAS
-from stanjax.runner.engines import STAN, family
-from stanjax.runner.estimates import Estimator
-from stanjax.runner.gpu_campaign import PHASES, Plan, make_plan, step_wall_s, steps
-from stanjax.runner.gpu_steps import (
+from stanjax.runner.campaigns.gpu_campaign import PHASES, Plan, make_plan, step_wall_s, steps
+from stanjax.runner.campaigns.gpu_steps import (
     ARCHIVED_FILE,
     COMPILE_ESTIMATE_S,
     COMPILE_FILE,
@@ -29,8 +23,14 @@ from stanjax.runner.gpu_steps import (
     run_step,
     step_number,
 )
-from stanjax.runner.isa import ISA_HELP
-from stanjax.runner.plan import check_gpu_visible, usable_cores
+from stanjax.runner.commands.compile import compile_each, model_command
+from stanjax.runner.core import environment, records
+from stanjax.runner.core.config import ISAS
+from stanjax.runner.core.engine_registry import STAN, family
+from stanjax.runner.core.isa import ISA_HELP
+from stanjax.runner.measure.campaign import stopped_by
+from stanjax.runner.measure.estimates import Estimator
+from stanjax.runner.measure.plan import check_gpu_visible, usable_cores
 
 DESCRIPTION = (
     "Plan the whole GPU-vs-CPU comparison to fit --budget on this box, then run it one step per command: each "
@@ -180,8 +180,8 @@ def calibrate(args, cores: int) -> list[dict]:
     appended to OUT's measurements as they come: the measurements."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from stanjax.runner.gpu_campaign import units
-    from stanjax.runner.gradient_cost import measure_setups, setup_of
+    from stanjax.runner.campaigns.gpu_campaign import units
+    from stanjax.runner.measure.gradient_cost import measure_setups, setup_of
 
     draft = [unit for unit in units(cores, args.gpu_cores, 0, Estimator([]), args.isa) if unit.phase in args.phases]
     setups: dict[str, list[dict]] = {"gpu": [], "cpu": []}

@@ -1,6 +1,6 @@
 """``stanjax check``: are a Stan program and a NumPyro model the same posterior, and which one samples it faster?
 
-The stages are :mod:`stanjax.runner.check`'s, the verdicts :mod:`stanjax.runner.check_verdicts`'s; this verb parses the
+The stages are :mod:`stanjax.runner.pairing.check`'s, the verdicts :mod:`stanjax.runner.pairing.check_verdicts`'s; this verb parses the
 options, prints each stage as it ends, and writes ``OUT/check.html``. Exit codes: 0 *same posterior*, 1 *different
 posterior*, 3 *sampling failed*, 2 a problem with the input found before anything runs.
 """
@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.table import Table
 
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
-from stanjax.runner import validity
-from stanjax.runner.campaign import interrupted
-from stanjax.runner.check import STAGES, CheckResult, check
-from stanjax.runner.check_verdicts import EXIT
-from stanjax.runner.speed_advice import figure
+from stanjax.runner.measure import validity
+from stanjax.runner.measure.campaign import interrupted
+from stanjax.runner.pairing.check import STAGES, CheckResult, check
+from stanjax.runner.pairing.check_verdicts import EXIT
+from stanjax.runner.pairing.speed_advice import figure
 
 DESCRIPTION = """\
 Check that a Stan program and a NumPyro model define the same posterior on your data, then compare their speed.

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from stanjax.models import UsageError
-from stanjax.runner import compare, records
+from stanjax.runner.campaigns import compare
+from stanjax.runner.core import records
 
 
 def add_parser(verbs) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
-from stanjax.runner.campaign import WORKER_PYTHON
-from stanjax.runner.config import Placement
+from stanjax.runner.core.config import Placement
+from stanjax.runner.measure.campaign import WORKER_PYTHON
 
 FAILURE_TAIL_LINES = 20
 
@@ -65,7 +65,7 @@ def model_command(*model_ids: str, isa: str = "native", threads: int = 1) -> lis
 
 def compile_models(model_ids: list[str], placement: Placement = Placement()) -> int:
     """Compile one model after another in this process, one line each."""
-    from stanjax.runner.engines import get_engine
+    from stanjax.runner.core.engine_registry import get_engine
 
     engine = get_engine("stan")
     for model_id in model_ids:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stanjax.models import UsageError
-from stanjax.runner import history, packing, records
+from stanjax.runner.core import history, packing, records
 
 
 def add_parser(verbs) -> None:

@@ -1,4 +1,4 @@
-"""``stanjax import``: lay out a posteriordb posterior as a pair of the zoo (:mod:`stanjax.runner.importer`)."""
+"""``stanjax import``: lay out a posteriordb posterior as a pair of the zoo (:mod:`stanjax.runner.pairing.importer`)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def add_parser(verbs) -> None:
 
 
 def main(args) -> int:
-    from stanjax.runner import importer
+    from stanjax.runner.pairing import importer
 
     if not args.into.is_dir():
         raise UsageError(f"--into {args.into} is not a folder")

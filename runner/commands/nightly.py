@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stanjax.runner import compare, history, records, run_length
-from stanjax.runner.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
+from stanjax.runner.campaigns import compare
 from stanjax.runner.commands.compare import check_rule, run_comparison
 from stanjax.runner.commands.run import calibrate
-from stanjax.runner.plan import Request, plan
-from stanjax.runner.suites import SUITES
+from stanjax.runner.core import history, records
+from stanjax.runner.measure import run_length
+from stanjax.runner.measure.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
+from stanjax.runner.measure.plan import Request, plan
+from stanjax.runner.measure.suites import SUITES
 
 
 def add_parser(verbs) -> None:

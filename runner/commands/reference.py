@@ -9,11 +9,11 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import UsageError
-from stanjax.runner.config import RunConfig, blas_threads
+from stanjax.runner.core.config import RunConfig, blas_threads
 
 
 def add_parser(verbs) -> None:
-    from stanjax.runner.references import MAX_BATCHES, TARGET_MCSE
+    from stanjax.runner.measure.references import MAX_BATCHES, TARGET_MCSE
 
     parser = verbs.add_parser(
         "reference",
@@ -60,8 +60,8 @@ REFERENCE_ENGINES = ("stan", "numpyro")
 
 
 def main(args) -> int:
-    from stanjax.runner import references
-    from stanjax.runner.engines import entry
+    from stanjax.runner.core.engine_registry import entry
+    from stanjax.runner.measure import references
 
     ids = list(models.registry()) if args.models == ["all"] else args.models
     specs = [models.get(model_id) for model_id in ids]

@@ -1,5 +1,5 @@
 """``stanjax run``: run a suite of (model, engine, repeat) jobs and append their records (the planning is
-:mod:`stanjax.runner.plan`'s; this verb parses, runs and prints)."""
+:mod:`stanjax.runner.measure.plan`'s; this verb parses, runs and prints)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner import environment, records, run_length
-from stanjax.runner.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
-from stanjax.runner.config import CHAIN_METHODS, DEVICES, ISAS, Job
-from stanjax.runner.engines import ENGINE_NAMES
-from stanjax.runner.isa import ISA_HELP
-from stanjax.runner.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
-from stanjax.runner.suites import SUITES
+from stanjax.runner.core import environment, records
+from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, Job
+from stanjax.runner.core.engine_registry import ENGINE_NAMES
+from stanjax.runner.core.isa import ISA_HELP
+from stanjax.runner.measure import run_length
+from stanjax.runner.measure.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
+from stanjax.runner.measure.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
+from stanjax.runner.measure.suites import SUITES
 
 
 def add_parser(verbs) -> None:
@@ -235,7 +236,7 @@ def main(args) -> int:
 def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:
     """The campaign's calibration, appended to ``out``'s measurements; one line saying what it measured. A
     calibration that fails is said and the campaign goes on without one."""
-    from stanjax.runner import gradient_cost
+    from stanjax.runner.measure import gradient_cost
 
     try:
         sides, load = gradient_cost.calibrate(cpus)
@@ -251,7 +252,7 @@ def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:
 
 def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     """Per model and size: its runs' estimated seconds and what the estimates rest on; then the total."""
-    from stanjax.runner.estimates import Estimator
+    from stanjax.runner.measure.estimates import Estimator
 
     estimate = Estimator(records.read(history) if history else [], machine=environment.machine().slug)
     per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import UsageError
-from stanjax.runner import records
-from stanjax.runner.campaign import interrupted, run_campaign
-from stanjax.runner.config import campaign_entropy
-from stanjax.runner.engines import entry
-from stanjax.runner.plan import (
+from stanjax.runner.campaigns.studies import SCALES, STUDIES
+from stanjax.runner.core import records
+from stanjax.runner.core.config import campaign_entropy
+from stanjax.runner.core.engine_registry import entry
+from stanjax.runner.measure.campaign import interrupted, run_campaign
+from stanjax.runner.measure.plan import (
     check_cores,
     check_gpu_visible,
     check_seed_and_timeout,
@@ -19,7 +20,6 @@ from stanjax.runner.plan import (
     placement,
     with_threads,
 )
-from stanjax.runner.studies import SCALES, STUDIES
 
 
 def add_parser(verbs) -> None:

@@ -17,7 +17,7 @@ weights Pareto-smoothed (arviz-stats' PSIS: below k-hat 0.7 importance-sampling 
 rate), and ``chains x draws`` kept: resampled by weight with replacement, or, for ADVI, the first of q's own. They
 are laid out as (chains, draws) for the common code path, but they are independent draws, not chains: an
 approximate engine's gates are its k-hat and, beside it, its errors in reference sds
-(:func:`stanjax.runner.validity.evaluate_approximate`), never R-hat or ESS.
+(:func:`stanjax.runner.measure.validity.evaluate_approximate`), never R-hat or ESS.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
 
 IMPORTANCE_DRAWS = 10  # draws weighted per draw kept: resampling keeps few repeats where k-hat is small
@@ -338,9 +338,8 @@ def pareto_smoothed(log_weights: np.ndarray) -> tuple[np.ndarray, float]:
     non-finite weight (the target undefined where q put a draw) counts as weight zero. Where no weight is finite,
     or the tail cannot be fitted because one draw outweighs the rest by more than a float can hold (a proposal far
     from the target: every other weight is 0 beside it), k-hat is inf and the weights are left unsmoothed."""
+    from arviz_stats.base import array_stats
     from scipy.special import logsumexp
-
-    from stanjax.runner.metrics import array_stats
 
     finite = np.isfinite(log_weights)
     if not finite.any():

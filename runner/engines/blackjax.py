@@ -20,8 +20,8 @@ import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.jax_setup import CompileClock, device_info, model_functions, start_jax
 
 CHEES_TARGET_ACCEPT = 0.651  # ChEES's default: the optimal acceptance rate for HMC

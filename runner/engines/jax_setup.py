@@ -10,9 +10,9 @@ import os
 
 import numpy as np
 
-from stanjax.runner import isa as isas
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.paths import cache_dir
+from stanjax.runner.core import isa as isas
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.paths import cache_dir
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda"}
 # float32 means float32 in every matmul: JAX's default precision on Ampere and Hopper GPUs is TF32 (10-bit

@@ -24,8 +24,8 @@ import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats, Timings
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, split_data, start_jax
 
 

@@ -18,8 +18,9 @@ import re
 from pathlib import Path
 
 from stanjax.models import ModelSpec, UsageError
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import SampleResult
+from stanjax.runner.core import engine_registry
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import SampleResult
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
 
@@ -52,16 +53,6 @@ def check_program(spec: ModelSpec) -> None:
             raise UsageError(f"{shown} does not compile: {message}") from None
 
 
-def find_cmdstan() -> str | None:
-    """The CmdStan installation cmdstanpy would use (``CMDSTAN`` or its default folder), or None."""
-    try:
-        import cmdstanpy
-
-        return cmdstanpy.cmdstan_path()
-    except (ValueError, ImportError):
-        return None
-
-
 class StanEngine:
     """Stan through one front end: "bundled" (httpstan's NUTS, driven here) or "cmdstan" (cmdstanpy)."""
 
@@ -70,7 +61,7 @@ class StanEngine:
     def __init__(self, front_end: str = "bundled"):
         self.backend: CmdStanBackend | HttpstanBackend
         if front_end == "cmdstan":
-            cmdstan = find_cmdstan()
+            cmdstan = engine_registry.find_cmdstan()
             if cmdstan is None:
                 raise UsageError("CmdStan was asked for, but none is installed (set CMDSTAN)")
             self.backend = CmdStanBackend(cmdstan)

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from stanjax.models import ModelSpec, UsageError
-from stanjax.runner.config import Placement, RunConfig
-from stanjax.runner.engines import NO_CMDSTAN, SampleResult, SamplerStats, Timings
+from stanjax.runner.core import engine_registry
+from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.engine_registry import NO_CMDSTAN, SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.approximate import IMPORTANCE_DRAWS, PATHFINDER_ELBO_DRAWS, weigh
-from stanjax.runner.engines.stan import find_cmdstan
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend, json_data
 
 # The columns of CmdStan's output that weigh a draw: (the model's log density, the approximation's).
@@ -44,7 +44,7 @@ class StanApproximateEngine:
     def __init__(self, method: str):
         if method not in ("advi_meanfield", "advi_fullrank", "pathfinder"):
             raise ValueError(f"unknown approximation {method!r}")
-        cmdstan = find_cmdstan()
+        cmdstan = engine_registry.find_cmdstan()
         if cmdstan is None:
             raise UsageError(NO_CMDSTAN)
         self.method = method

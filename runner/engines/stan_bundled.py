@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from stanjax.models import UsageError
-from stanjax.runner import isa as isas
-from stanjax.runner.config import RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats
+from stanjax.runner.core import isa as isas
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
 from stanjax.runner.engines.stan_output import (
     _parse_elapsed,
     _stan_errors,

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from stanjax.runner import isa as isas
-from stanjax.runner.config import RunConfig
-from stanjax.runner.engines import SampleResult, SamplerStats
+from stanjax.runner.core import isa as isas
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
+from stanjax.runner.core.paths import cache_dir
 from stanjax.runner.engines.stan_output import _stan_split, _stan_version
-from stanjax.runner.paths import cache_dir
 
 
 class CmdStanBackend:

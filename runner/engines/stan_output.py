@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from stanjax.runner.config import RunConfig
-from stanjax.runner.engines import Timings
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.core.engine_registry import Timings
 
 ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
 

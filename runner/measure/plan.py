@@ -1,0 +1,318 @@
+"""Planning runs: a request (the options of ``stanjax run``, or of the API) checked against the suites, the
+registry and this machine, and turned into jobs in run order, paired blocks alternating the engines' order; and
+what a campaign folder already holds (``--resume``). Every check here is a one-line UsageError before anything
+runs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from stanjax import models
+from stanjax.models import UsageError
+from stanjax.runner.core import environment, records, superseded
+from stanjax.runner.core.config import MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey, campaign_entropy
+from stanjax.runner.core.engine_registry import JAX, STAN, entry
+from stanjax.runner.core.paths import cache_dir
+from stanjax.runner.measure import static_checks
+from stanjax.runner.measure.suites import SUITES
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to run: the options of ``stanjax run`` (the CLI's namespace has the same names) with their defaults.
+    None takes the suite's value (chains, warmup, draws, repeats, sizes, models, engines, device)."""
+
+    suite: str = "quick"
+    models: list[str] | None = None
+    model_dir: Path | None = None
+    engines: list[str] | None = None
+    size: str | None = None
+    chains: int | None = None
+    warmup: int | None = None
+    draws: int | None = None
+    repeats: int | None = None
+    device: str | None = None
+    x64: bool = False
+    chain_method: str | None = None
+    stan: str = "auto"
+    isa: str = "native"
+    reruns: int = 0
+    quiet_wait: float = 120.0
+    cores: int | None = None
+    threads_per_chain: int | None = None
+    seed: int = 1
+    timeout: float = 3600.0
+
+
+# The suite settings a request may override, as literals so that a Suite can be indexed by them.
+SETTINGS: tuple[Literal["chains", "warmup", "draws", "repeats"], ...] = ("chains", "warmup", "draws", "repeats")
+LIMITS = {"chains": (1, 65_536), "warmup": (1, 1_000_000), "draws": (4, 1_000_000), "repeats": (1, 100)}
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """Accept both ``--models a b`` and ``--models a,b``."""
+    if values is None:
+        return None
+    return [name for value in values for name in value.split(",") if name]
+
+
+def shard(jobs: list[Job], part: int, parts: int) -> list[Job]:
+    """Part ``part`` of ``parts``: the jobs of every parts-th (size, model) group, in the plan's order; the parts
+    are disjoint and together the whole plan, on every machine that plans alike."""
+    groups = list(dict.fromkeys((job.config.size, job.model_id) for job in jobs))
+    mine = {group for index, group in enumerate(groups) if index % parts == part - 1}
+    return [job for job in jobs if (job.config.size, job.model_id) in mine]
+
+
+def plan(args: Request) -> list[Job]:
+    """Validate the request (a Request, or the CLI's namespace of the same names) against the suite, the registry
+    and this machine; the jobs in run order."""
+    if args.suite not in SUITES:
+        raise models.UnknownChoice("suite", args.suite, SUITES)
+    suite = SUITES[args.suite]
+    settings: dict[str, int] = {
+        key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in SETTINGS
+    }
+    for key, (low, high) in LIMITS.items():
+        if not low <= settings[key] <= high:
+            raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    if not 0 <= args.reruns <= MAX_RERUNS:
+        raise UsageError(f"--reruns must be between 0 and {MAX_RERUNS}, got {args.reruns}")
+    if not (math.isfinite(args.quiet_wait) and args.quiet_wait >= 0):
+        raise UsageError(f"--quiet-wait must be a number of seconds >= 0, got {args.quiet_wait:g}")
+    check_seed_and_timeout(args.seed, args.timeout)
+    cores = check_cores(args.cores)
+    threads = check_threads(args.threads_per_chain, cores, settings["chains"])
+    cache_dir()  # an uncreatable STANJAX_CACHE: one line now, not a traceback inside a worker
+    sizes = [args.size] if args.size else suite["sizes"]
+    own = models.add_model_dir(args.model_dir) if args.model_dir else []
+    model_ids = _names(args.models) or own or suite["models"]
+    if model_ids in (["all"], "all"):
+        model_ids = list(models.registry())
+    specs = [models.get(model_id) for model_id in model_ids]
+    engines = _names(args.engines) or list(suite["engines"])
+    for engine in engines:
+        entry(engine)  # unknown engine: one line, exit 2
+    device = args.device or suite.get("device", "cpu")
+    placements = {
+        engine: replace(placement(engine, device, args.x64, args.chain_method, settings["chains"]), isa=args.isa)
+        for engine in engines
+    }
+    if settings["chains"] >= MANY_CHAINS and settings["chains"] % SUPERCHAINS:
+        raise UsageError(
+            f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
+            f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}"
+        )
+    front_ends = {
+        engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto") for engine in engines
+    }
+    # Refused before anything runs: an unknown size, sizes a generator refuses, non-finite data, a Stan program stanc
+    # rejects, a pair whose data or parameters disagree (runner.measure.static_checks).
+    for spec in specs:
+        for size in sizes:
+            static_checks.require(spec, spec.data(size, args.seed))
+    configs = [
+        RunConfig(
+            size=size, chains=settings["chains"], warmup=settings["warmup"], draws=settings["draws"], seed=args.seed
+        )
+        for size in sizes
+    ]
+    entropy = campaign_entropy()  # every engine of a repeat shares its sampler seed; campaigns never do
+    return [
+        Job(
+            spec.id,
+            engine,
+            config.for_model(spec),
+            repeat,
+            with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
+            front_ends[engine],
+            entropy,
+            cores,
+        )
+        for config in configs
+        for spec in specs
+        for repeat in range(settings["repeats"])
+        for engine in block_order(engines, repeat)
+    ]
+
+
+def block_order(engines: Sequence[str], block: int) -> list[str]:
+    """The engines' order in a block: as given in even blocks, reversed in odd ones, so neither side always
+    runs first (a warm cache, a CPU still clocked up from the run before)."""
+    return list(engines) if block % 2 == 0 else list(reversed(engines))
+
+
+def usable_cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def check_cores(cores: int | None) -> int:
+    """``--cores``: between 1 and the cores this process may run on; None: all of them."""
+    usable = len(usable_cores())
+    if cores is None:
+        return usable
+    if not 1 <= cores <= usable:
+        raise UsageError(f"--cores must be between 1 and {usable} (the cores this process may run on), got {cores}")
+    return cores
+
+
+def check_threads(threads: int | None, cores: int, chains: int) -> int | None:
+    """``--threads-per-chain``: chains x threads must fit the cores; None: the front end's default."""
+    if threads is not None and not (threads >= 1 and chains * threads <= cores):
+        raise UsageError(
+            f"--threads-per-chain {threads} with {chains} chains needs {chains * threads} cores; "
+            f"the runs have {cores} (--cores)"
+        )
+    return threads
+
+
+def with_threads(
+    chosen: Placement,
+    engine: str,
+    front_end: str,
+    spec: models.ModelSpec,
+    cores: int,
+    config: RunConfig,
+    threads: int | None = None,
+) -> Placement:
+    """Stan's threads per chain: ``threads`` if given, else with CmdStan ``cores // chains`` (threads only where
+    that is at least 2: otherwise the chains alone fill the cores), with the bundled Stan one (measured here: its
+    forked chains ran reduce_sum on one core, so threads only added reduce_sum's overhead). More than one only
+    for a model with a reduce_sum program. JAX engines, and Stan's approximations (the plain program; Pathfinder
+    threads its paths): unchanged (XLA's threads are the worker's cores)."""
+    if entry(engine).family != STAN or entry(engine).approximate or spec.stan_threaded_file is None:
+        return chosen
+    if threads is None:
+        threads = cores // config.chains if front_end == "cmdstan" else 1
+    return replace(chosen, threads_per_chain=threads) if threads >= 2 else chosen
+
+
+MAX_PARALLEL_CPU_CHAINS = 64
+MAX_RERUNS = 10
+MAX_SEED = 2**32 - 1  # NumPy's and Stan's seeds are unsigned 32-bit
+
+
+def check_seed_and_timeout(seed: int, timeout: float) -> None:
+    """Every model checks its seed alike (models that ignore it too), and a timeout is a positive number."""
+    if not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"--seed must be between 0 and {MAX_SEED}, got {seed}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+
+
+def placement(engine: str, device: str, x64: bool, chain_method: str | None, chains: int) -> Placement:
+    """The engine's device policy (the registry's), checked here: a GPU that is not there, or more parallel chains
+    than devices, is an error."""
+    chosen = entry(engine).placement(device, x64, chain_method)
+    if chosen.device == "gpu":
+        check_gpu_visible()
+    if (
+        chosen.chain_method == "parallel"
+        and chosen.device == "cpu"
+        and chains > MAX_PARALLEL_CPU_CHAINS
+        and entry(engine).family == JAX
+    ):
+        raise UsageError(
+            f"--chain-method parallel gives each chain its own CPU device: at most "
+            f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)"
+        )
+    if chosen.chain_method == "parallel" and chosen.device == "gpu" and chains > gpu_count():
+        raise UsageError(
+            f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
+            "GPU(s) visible (use --chain-method vectorized)"
+        )
+    return chosen
+
+
+# What JAX says when it has no GPU platform at all (a CPU-only jaxlib, or no CUDA plugin): "no GPU", not a failure.
+NO_GPU_PLATFORM = ("Unknown backend", "no platforms that are instances of gpu", "Backend 'gpu' is not in the list")
+GPU_PROBE = """import json
+try:
+    import jax
+    print(json.dumps({"gpus": len(jax.devices('gpu'))}))
+except RuntimeError as err:
+    print(json.dumps({"error": str(err)}))
+"""
+
+
+@cache
+def gpu_count() -> int:
+    """GPUs JAX can see, asked in a child process (a backend started here would hold GPU memory the workers need).
+    0 when JAX has no GPU platform; a GPU platform that fails to start (a broken CUDA install), or a probe that
+    crashes, is a UsageError that says what failed, never a silent "no GPU"."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run([sys.executable, "-c", GPU_PROBE], capture_output=True, text=True, env=env)
+    try:
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
+        raise UsageError(f"probing JAX's GPUs failed: {last}") from None
+    if "gpus" in answer:
+        return answer["gpus"]
+    if any(text in answer["error"] for text in NO_GPU_PLATFORM):
+        return 0
+    raise UsageError(f"JAX's GPU platform failed to start: {answer['error'].splitlines()[0]}")
+
+
+def check_gpu_visible(asked: str = "--device gpu") -> None:
+    if gpu_count() == 0:
+        raise UsageError(
+            f"{asked}: JAX sees no GPU on this machine (install jax[cuda] and check "
+            "nvidia-smi); refusing to fall back to the CPU"
+        )
+
+
+def results_folder(out: str | Path) -> Path:
+    """``out``, made and proven writable before anything runs: a run whose record cannot be written is lost."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"cannot write results to {out}: {err.strerror}") from None
+    return out
+
+
+def done_keys(out: Path, clean: bool = False) -> set[RunKey]:
+    """The runs ``out`` already holds an ok record of (``--resume`` skips them), less any a known bug superseded
+    (results/SUPERSEDED: they are measured again); with ``clean``, only those measured on a quiet machine: a loaded
+    run is done again, as a campaign with reruns does at once."""
+    if not (out / records.RESULTS_FILE).exists():
+        return set()
+    entries = superseded.load()
+    return records.done(
+        [
+            r
+            for r in records.read(out / records.RESULTS_FILE)
+            if (r.clean or not clean) and not superseded.reason(r, entries)
+        ]
+    )
+
+
+def campaign_to_resume(out: Path) -> str | None:
+    """The campaign ID of the newest record in ``out``: ``--resume`` goes on with that campaign, on the machine that
+    made it (a block pairs runs of one machine, and a campaign's blocks are of one machine): a UsageError on
+    another."""
+    if not (out / records.RESULTS_FILE).exists():
+        return None
+    runs = records.read(out / records.RESULTS_FILE)
+    if not runs:
+        return None
+    newest, here = max(runs, key=lambda r: r.created), environment.machine()
+    if not environment.same_machine(newest.provenance.machine, here):
+        raise UsageError(
+            f"--resume: {out} is a campaign of {newest.machine} and this machine is {here.label}: resume it "
+            f"on {newest.machine}, or start this machine's own (--out results/{here.slug}/...)"
+        )
+    return newest.campaign_id

@@ -1,0 +1,166 @@
+"""Runs one job in its own process: ``python -m stanjax.runner.measure.worker JOB.json RECORD.json [DRAWS.npz]``.
+
+A fresh process per run gives each engine a clean start (JAX's device count is fixed at start-up) and lets
+the campaign survive a crash. The worker writes the run's measured part of the record; the campaign adds
+provenance and appends it.
+
+``STANJAX_FAULT=<engine>:crash`` or ``<engine>:hang`` makes a worker of that engine die or hang before it
+samples: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
+
+With DRAWS.npz (the API's ``sample``) the worker also saves the draws and the sampler's per-draw statistics there:
+``posterior/<name>`` (chain, draw, ...) and ``sample_stats/<name>``, as arviz lays them out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from stanjax import models
+from stanjax.runner.core.config import Job
+from stanjax.runner.core.engine_registry import entry, get_engine
+from stanjax.runner.measure import diagnose, energy, references, validity
+from stanjax.runner.measure.metrics import max_rhat, summarise
+
+
+def _planted_fault(engine: str) -> None:
+    fault_engine, _, fault = os.environ.get("STANJAX_FAULT", "").partition(":")
+    if fault_engine != engine:
+        return
+    if fault == "crash":
+        print(f"planted crash in the {engine} worker", flush=True)
+        os._exit(3)
+    if fault == "hang":
+        while True:
+            time.sleep(60)
+
+
+def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
+    """Run on ``cores`` of the CPUs this process may use, from the ``first_core``-th on (0 cores: all of them),
+    before any engine starts: XLA's and TBB's thread pools size themselves from this mask, and Stan's chains
+    inherit it. Every thread already running is pinned too, not only this one (Linux sets a thread's mask):
+    OpenBLAS starts its pool when numpy is imported, before this, and its threads left on every core can run a
+    job's BLAS on the other lane's cores (a suspect for the 16 of 110 runs the H200 campaign of 2026-11-27 flagged
+    loaded). Returns the CPUs it runs on, for the record (``core_ids``)."""
+    if cores:
+        chosen = sorted(os.sched_getaffinity(0))[first_core : first_core + cores]
+        for thread in os.listdir("/proc/self/task"):
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.sched_setaffinity(int(thread), chosen)
+    return sorted(os.sched_getaffinity(0))
+
+
+# What the energy meter spans: the sample call, whose JAX engines compile inside it (Stan compiles before it).
+METERED_SPAN = "engine.sample: warmup, sampling and, for JAX engines, their JIT compile"
+
+
+def run_job(job: Job, draws_file: Path | None = None) -> dict:
+    """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates,
+    the sample call's energy); the draws saved to ``draws_file`` where one is given."""
+    _planted_fault(job.engine)
+    spec = models.get(job.model_id)
+    data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
+    engine = get_engine(job.engine, job.front_end)
+    handle = engine.compile(spec, job.placement)
+    with energy.Meter(METERED_SPAN) as meter:
+        result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
+    for parameter in spec.summarised:
+        expected = (job.config.chains, job.config.draws, *parameter.resolve_shape(data))
+        got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
+        if got != expected:
+            raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
+    if draws_file:
+        np.savez(
+            draws_file,
+            allow_pickle=True,  # numpy's default, given so that the arrays' ** cannot stand for it
+            **{f"posterior/{name}": draws for name, draws in result.draws.items()},
+            **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog},
+        )
+    timings = result.timings
+    # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
+    superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
+    metrics = summarise(result, [p.name for p in spec.judged], superchain_ids)
+    data_hash = models.data_hash(data)
+    reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
+    if entry(job.engine).approximate:
+        gates = validity.evaluate_approximate(metrics, result.info["khat"], reference, why)
+    else:
+        gates = sampler_gates(spec, result, metrics, job.config, reference, why)
+    return {
+        "data_hash": data_hash,
+        "engine_info": result.info,
+        "timings": {
+            "compile_s": timings.compile_s,
+            "warmup_s": timings.warmup_s,
+            "sampling_s": timings.sampling_s,
+            "sampler_s": timings.sampler_s,
+            "user_s": timings.user_s,
+            "compile_cached": timings.compile_cached,
+            "source": timings.source,
+            "detail": timings.detail,
+        },
+        "sampler": {"step_size": result.stats.step_size},
+        "metrics": msgspec.to_builtins(metrics),
+        "energy": msgspec.to_builtins(meter.result),
+        **gates,
+    }
+
+
+def sampler_gates(spec, result, metrics, config, reference: dict | None, why: str) -> dict:
+    """A sampler's gates (:func:`stanjax.runner.measure.validity.evaluate`), with the parameters' R-hat beside R-hat's for
+    a model judged by its quantities, and the chains that failed R-hat named."""
+    gates = validity.evaluate(metrics, config.chains, config.draws, reference, why)
+    if spec.judged_by_quantities:
+        gates["gates"]["rhat"]["parameters_not_gated"] = validity.not_gated(
+            max_rhat(result.draws, [p.name for p in spec.parameters])
+        )
+    if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
+        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.judged}, result.stats.step_size)
+        gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
+    return gates
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_the_campaign(job_dir: Path) -> None:
+    """The worker ends when its campaign does, however the campaign ended (kill -9 of its group included): the
+    kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the worker removes its job
+    folder and kills its own process group (itself, Stan's chains, CmdStan). A campaign already gone before this
+    is set up (``STANJAX_CAMPAIGN_PID`` is no longer the parent) ends the worker at once."""
+
+    def stop(signum, frame):
+        shutil.rmtree(job_dir, ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the campaign's own clean-up is all there is
+        return
+    if os.getppid() != int(os.environ.get("STANJAX_CAMPAIGN_PID", os.getppid())):
+        stop(signal.SIGTERM, None)
+
+
+def main(argv: list[str]) -> int:
+    job_path, record_path, *draws_file = map(Path, argv)
+    die_with_the_campaign(job_path.parent)
+    job = Job.from_dict(json.loads(job_path.read_text()))
+    core_ids = pin_to_cores(job.cores, job.first_core)
+    record = {**run_job(job, *draws_file), "core_ids": core_ids}
+    record_path.write_text(json.dumps(record))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

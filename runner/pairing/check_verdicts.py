@@ -1,0 +1,67 @@
+"""The verdicts of ``stanjax check`` and their exit codes (the density stage and the short run of
+:mod:`stanjax.runner.pairing.check` each end in one), and the short run's verdict: the gates its runs failed, each with the
+advice a Stan user would expect, the two engines disagreeing, or (with ``--reference``) both engines away from the
+reference posterior.
+"""
+
+from __future__ import annotations
+
+from stanjax.runner.measure import diagnose, validity
+
+# The three verdicts and their exit codes (2 stays a problem with the input, found before anything runs).
+SAME, DIFFERENT, SAMPLING_FAILED = "same posterior", "different posterior", "sampling failed"
+EXIT = {SAME: 0, DIFFERENT: 1, SAMPLING_FAILED: 3}
+# What a Stan user would be told for each failed gate (the gates of :mod:`stanjax.runner.measure.validity`).
+ADVICE = {
+    "divergences": "divergent transitions: the sampler cannot follow the posterior's geometry, as in a hierarchical "
+    "model's funnel; non-centre the group parameters (Stan: offset/multiplier or a standard-normal "
+    "raw parameter; NumPyro: LocScaleReparam or the same raw site) or raise adapt_delta",
+    "rhat": "R-hat above 1.01: the chains disagree; run longer (--warmup, --draws) and look for a funnel or "
+    "several modes",
+    "ess": "ESS below 100 a chain: run longer (--draws), or reparameterise where draws are strongly correlated",
+    "finite": "non-finite draws: a parameter overflowed; check its constraint and its prior",
+    "completed": "a run did not finish: its log says why",
+    "reference": "a run's means or sds differ from the model's reference posterior",
+}
+ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro"}
+DISAGREE = (
+    "both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
+    "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
+    "look (raise --points)"
+)
+
+
+def run_verdict(records: list, pairs: list[dict], reference: dict | None = None) -> tuple[str, list[str]]:
+    """SAME where every run passed its gates and the engines agree; else SAMPLING_FAILED (the density check agreed
+    before the runs), with advice per failed gate naming the engines that failed it. With a reference given
+    (``--reference``): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
+    with the reference: the posterior the two share is not the reference's."""
+    failed: dict[str, set[str]] = {}
+    chains = []  # which chains failed R-hat, and how (runner.measure.diagnose), per run
+    for r in records:
+        for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
+            failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
+        chains += [
+            f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
+            for line in (r.gates.get("rhat") or {}).get("chains", [])
+        ]
+    if failed:
+        return SAMPLING_FAILED, [
+            f"{' and '.join(sorted(engines))}: {ADVICE.get(gate, gate)}" for gate, engines in failed.items()
+        ] + chains + ([diagnose.ADVICE] if chains else [])
+    if not pairs or not all(p["passed"] for p in pairs):
+        return SAMPLING_FAILED, [DISAGREE]
+    if reference is not None:
+        gates = [
+            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
+            for r in records
+        ]
+        off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
+        if off:
+            engine, worst = max(off, key=lambda item: item[1]["max_z"])
+            return DIFFERENT, [
+                f"the engines agree with each other, not with the reference ({reference['source']}): "
+                f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
+                f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
+            ]
+    return SAME, []

@@ -1,0 +1,299 @@
+"""A posteriordb posterior laid out as a pair of the zoo, from a local posteriordb checkout (``stanjax import``).
+
+What is carried is the posterior's own: its Stan program (unchanged, a header naming where it came from), its data
+set (the entries the program declares, typed as declared) and, where posteriordb has reference draws, their summary
+as an outside truth (:mod:`stanjax.models.posteriordb`). Never posteriordb's code. What the user writes is the NumPyro port,
+of which a stub with the data signature and the parameters to sample is laid out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shlex
+import subprocess
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stanjax import models
+from stanjax.models import ROOT, UsageError
+from stanjax.runner.measure import stan_program
+from stanjax.runner.measure.references import element_names, from_posteriordb, read_posteriordb_json
+
+LICENCE = """posteriordb's licence (BSD 3-Clause), whose notice its redistributions retain:
+
+    Copyright (c) 2011-2024, Stan Developers and their Assignees
+    All rights reserved.
+
+    Redistribution and use in source and binary forms, with or without modification, are permitted provided that
+    the following conditions are met:
+    * Redistributions of source code must retain the above copyright notice, this list of conditions and the
+      following disclaimer.
+    * Redistributions in binary form must reproduce the above copyright notice, this list of conditions and the
+      following disclaimer in the documentation and/or other materials provided with the distribution.
+    * Neither the name of the copyright holder nor the names of its contributors may be used to endorse or promote
+      products derived from this software without specific prior written permission.
+
+    THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND ANY EXPRESS OR IMPLIED
+    WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR
+    PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE FOR ANY DIRECT,
+    INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF
+    SUBSTITUTE GOODS OR SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY
+    THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING
+    IN ANY WAY OUT OF THE USE OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+"""
+
+SOURCE_HEAD = """# Carried from posteriordb
+
+Each posterior's Stan program (in `stan/`), data set and reference summary (here) come from
+github.com/stan-dev/posteriordb, as `stanjax import` laid them out; none of posteriordb's code is carried. A data
+file holds posteriordb's data set less the entries the program does not declare; a reference file summarises
+posteriordb's reference draws (mean, sd and their MCSEs per element, over its chains). Per posterior:
+
+"""
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """A posterior of a posteriordb checkout: its files there and the facts its info file gives."""
+
+    database: Path  # the checkout's posterior_database folder
+    name: str
+    model_name: str
+    data_name: str
+    reference_name: str | None
+    keywords: tuple[str, ...]
+    commit: str  # the checkout's commit, or "unknown commit" where it is not a git work tree
+
+    @property
+    def program(self) -> Path:
+        return self.database / "models" / "stan" / f"{self.model_name}.stan"
+
+    @property
+    def data_file(self) -> Path:
+        return self.database / "data" / "data" / f"{self.data_name}.json.zip"
+
+    @property
+    def draws_file(self) -> Path | None:
+        if not self.reference_name:
+            return None
+        return self.database / "reference_posteriors" / "draws" / "draws" / f"{self.reference_name}.json.zip"
+
+    def source(self, path: Path) -> str:
+        return f"stan-dev/posteriordb at {self.commit}: {path.relative_to(self.database.parent)}"
+
+
+def database(path: Path) -> Path:
+    """The ``posterior_database`` folder of a posteriordb checkout given as its root or as that folder."""
+    for folder in (path / "posterior_database", path):
+        if (folder / "posteriors").is_dir():
+            return folder
+    raise UsageError(f"{path} is not a posteriordb checkout (no posterior_database/posteriors folder in it)")
+
+
+def _commit(folder: Path) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+    except OSError:
+        return "unknown commit"
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown commit"
+
+
+def posterior(path: Path, name: str) -> Posterior:
+    """A posterior of the checkout at ``path`` by posteriordb's name; an unknown name is a UsageError naming the
+    nearest ones."""
+    db = database(path)
+    info_file = db / "posteriors" / f"{name}.json"
+    if not info_file.exists():
+        known = sorted(p.stem for p in (db / "posteriors").glob("*.json"))
+        near = difflib.get_close_matches(name, known, n=3)
+        raise UsageError(
+            f"posteriordb at {path} has no posterior '{name}'" + (f" (nearest: {', '.join(near)})" if near else "")
+        )
+    info = json.loads(info_file.read_text())
+    found = Posterior(
+        db,
+        name,
+        info["model_name"],
+        info["data_name"],
+        info.get("reference_posterior_name"),
+        tuple(info.get("keywords") or ()),
+        _commit(db),
+    )
+    for needed in (found.program, found.data_file):
+        if not needed.exists():
+            raise UsageError(f"posteriordb at {path} lacks {needed.relative_to(db)}")
+    return found
+
+
+def typed_data(given: dict, program: stan_program.StanProgram, where: str) -> tuple[dict, list[str]]:
+    """The entries the program's data block declares, ints as JSON ints and reals as JSON floats; and the keys
+    left out (declared by none)."""
+    data = {}
+    for declaration in program.data:
+        if declaration.name not in given:
+            raise UsageError(f"{where} has no entry '{declaration.name}', which the program's data block declares")
+        value = np.asarray(given[declaration.name])
+        value = value.astype(np.int64) if declaration.is_int() else value.astype(np.float64)
+        data[declaration.name] = value.tolist()
+    return data, sorted(set(given) - set(data))
+
+
+def shape_text(declaration: stan_program.Declaration) -> tuple:
+    """The parameter's sizes as the spec writes them: literal numbers as ints, expressions as Stan writes them."""
+    sizes = tuple(stan_program.text(size) for size in declaration.sizes())
+    return tuple(int(size) if size.isdigit() else size for size in sizes)
+
+
+def parameter_text(name: str, shape: tuple) -> str:
+    """``Parameter("beta", ("D",))`` as a spec file writes it."""
+    if not shape:
+        return f'Parameter("{name}")'
+    sizes = ", ".join(str(size) if isinstance(size, int) else f'"{size}"' for size in shape)
+    return f'Parameter("{name}", ({sizes}{"," if len(shape) == 1 else ""}))'
+
+
+SPEC_TEMPLATE = '''"""{doc}"""
+
+from pathlib import Path
+
+from stanjax.models import ModelSpec, Parameter, posteriordb
+
+SPEC_ID = "{name}"
+CARRIED = Path(__file__).parent / "posteriordb"
+generate = posteriordb.fixed_data(CARRIED / "{data_file}")
+
+SPEC = ModelSpec(
+    id=SPEC_ID,
+    title="{name}",
+    description="posteriordb's {name}{keywords}.",
+    regime="",  # what dominates a gradient's cost, in a phrase (the report shows it)
+    parameters=({parameters}),
+    sizes=posteriordb.SIZES,
+    generate=generate,{truth}
+)
+'''
+
+STUB_TEMPLATE = '''"""NumPyro port of posteriordb's {model} (stan/{model}.stan): to be written (models/README.md)."""
+
+import numpyro
+import numpyro.distributions as dist
+
+
+def {model}({arguments}):
+    # Sample sites named as the Stan parameters: {sites}.
+    raise NotImplementedError("write the NumPyro model of stan/{model}.stan here (models/README.md)")
+'''
+
+
+def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
+    """Write the pair's files under ``into`` (a folder laid out as this repository: models/, stan/, jax_models/);
+    the paths written. Refuses (UsageError) a posterior already laid out or a model name another model has."""
+    spec_file = into / "models" / f"{found.name}.py"
+    stan_file = into / "stan" / f"{found.model_name}.stan"
+    jax_file = into / "jax_models" / f"{found.model_name}.py"
+    carried = into / "models" / "posteriordb"
+    if spec_file.exists():
+        raise UsageError(f"{spec_file} exists: {found.name} is laid out already")
+    taken = {spec.model_name: spec.id for spec in models.registry().values()}
+    if found.model_name in taken or stan_file.exists():
+        raise UsageError(f"the model name '{found.model_name}' is taken (by {taken.get(found.model_name, stan_file)})")
+    written = []
+
+    def write(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+
+    write(
+        stan_file,
+        f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
+        f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text(),
+    )
+    program = stan_program.read_program(stan_file)
+    data, left_out = typed_data(read_posteriordb_json(found.data_file), program, found.data_file.name)
+    data_file = carried / f"{found.data_name}.json"
+    source = {"source": found.source(found.data_file), "left_out": left_out, "written_by": command}
+    if not data_file.exists():
+        write(data_file, json.dumps({**source, "data": data}) + "\n")
+    elif json.loads(data_file.read_text())["data"] != data:
+        raise UsageError(f"{data_file} exists and holds other data than posteriordb's {found.data_name}")
+    parameters = [(d.name, shape_text(d)) for d in program.parameters]
+    truth, truth_doc = "", ", with no reference posterior in posteriordb: make one with `stanjax reference`"
+    if found.draws_file and found.draws_file.exists():
+        shapes: dict[str, tuple | None] = {
+            name: models.Parameter(name, shape).resolve_shape(data) for name, shape in parameters
+        }
+        summary = from_posteriordb(found.draws_file, element_names(shapes))
+        header = {
+            "source": f"posteriordb reference draws ({found.source(found.draws_file)}): "
+            f"{summary['chains']} chains of {summary['draws']} draws",
+            "command": command,
+            "without": summary["without"],
+            "generated_file": "Made by the command below from posteriordb's draws; do not edit.",
+        }
+        write(
+            carried / f"{found.name}.reference.json",
+            json.dumps({"header": header, "parameters": summary["parameters"]}, indent=1) + "\n",
+        )
+        truth = (
+            f'\n    ground_truth=posteriordb.outside_truth(CARRIED / "{found.name}.reference.json", SPEC_ID, generate),'
+        )
+        truth_doc = ", and its reference posterior as an outside truth"
+    keywords = f" ({', '.join(found.keywords)})" if found.keywords else ""
+    doc = textwrap.fill(
+        f"posteriordb's posterior {found.name}: its Stan program and data set as published"
+        f"{truth_doc} (stan-dev/posteriordb at {found.commit}; models/posteriordb/SOURCE.md). "
+        f"Laid out by `{command}`.",
+        width=116,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    write(
+        spec_file,
+        SPEC_TEMPLATE.format(
+            name=found.name,
+            doc=doc,
+            data_file=data_file.name,
+            keywords=keywords,
+            truth=truth,
+            parameters=", ".join(parameter_text(name, shape) for name, shape in parameters)
+            + ("," if len(parameters) == 1 else ""),
+        ),
+    )
+    if not jax_file.exists():
+        sites = ", ".join(f"{d.name} ({d.text()})" for d in program.parameters)
+        write(
+            jax_file,
+            STUB_TEMPLATE.format(
+                model=found.model_name, sites=sites, arguments=", ".join(d.name for d in program.data)
+            ),
+        )
+    source_md = carried / "SOURCE.md"
+    entry = (
+        f"- `{found.name}`: `{found.program.relative_to(found.database.parent)}`, "
+        f"`{found.data_file.relative_to(found.database.parent)}`"
+        # a truth was written only from a draws file
+        + (
+            f", `{found.draws_file.relative_to(found.database.parent)}`"
+            if truth and found.draws_file
+            else " (no reference draws)"
+        )
+        + f" at {found.commit}.\n"
+    )
+    head = source_md.read_text() if source_md.exists() else SOURCE_HEAD
+    entries, _, _ = head.partition("\n" + LICENCE)
+    write(source_md, entries.rstrip("\n") + "\n" + entry + "\n" + LICENCE)
+    models.registry.cache_clear()
+    return written
+
+
+def command_line(name: str, path: Path, into: Path) -> str:
+    """The command as a user would type it, for the headers (the checkout's path as given)."""
+    words = ["stanjax", "import", name, "--posteriordb", str(path)]
+    return shlex.join(words + (["--into", str(into)] if into.resolve() != ROOT else []))

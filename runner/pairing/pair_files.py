@@ -1,0 +1,182 @@
+"""A Stan program, a NumPyro file and a JSON data file, as ``stanjax check`` takes them: laid out as a model folder
+(the layout ``--model-dir`` reads: models/<id>.py and .json, stan/, jax_models/; its one size preset ``given``), so
+the pair is checked as a model of the zoo is."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stanjax import jax_models, models
+from stanjax.models import ModelSpec, UsageError
+from stanjax.runner.engines.stan import check_program
+from stanjax.runner.measure import stan_program
+
+GIVEN = "given"  # the size preset of a pair checked on a data file
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What to check and how (the options of ``stanjax check``; the CLI's namespace has the same names): ``target``
+    a posterior ID, or a Stan program and a NumPyro file (then ``data``, a JSON file in Stan's format)."""
+
+    target: list[str]
+    data: Path | None = None
+    model_dir: Path | None = None
+    size: str = "tiny"
+    seed: int = 1
+    points: int = 5
+    chains: int = 4
+    warmup: int = 500
+    draws: int = 1000
+    repeats: int = 3
+    timeout: float = 600.0
+    reference: Path | None = None
+    stop_after: str = "run"
+    out: Path | None = None
+
+
+def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, Path] | None]:
+    """The spec to check, its size preset, the data keys left out of it (``ignored_keys``) and the user's Stan and
+    NumPyro files (None for a posterior ID); a pair of files is laid out as a model folder first."""
+    if args.model_dir:
+        models.add_model_dir(args.model_dir)
+    if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
+        if args.data:
+            raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
+        return models.get(args.target[0]), args.size, [], None
+    if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
+        raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
+    stan_file, numpyro_file = map(Path, args.target)
+    if args.data is None:
+        raise UsageError("MODEL.stan MODEL.py needs --data DATA.json (Stan's JSON format)")
+    for path in (stan_file, numpyro_file, args.data):
+        if not path.is_file():
+            raise UsageError(f"no such file: {path}")
+    spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
+    spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model")
+    return spec, GIVEN, ignored, (stan_file, numpyro_file)
+
+
+def as_given(text: str, spec: ModelSpec, given: tuple[Path, Path] | None) -> str:
+    """A message's location in the laid-out copy of the user's NumPyro file (``static_checks.where``), named as the
+    user gave the file."""
+    return text if given is None else text.replace(f" of {spec.jax_file.name}: ", f" of {given[1]}: ")
+
+
+def out_dir(args: CheckRequest, spec_id: str) -> Path:
+    return args.out or Path("out/check") / spec_id
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text.replace("-", "_"))
+
+
+def read_json_data(path: Path) -> dict:
+    """Stan's JSON data format as the generators give data: lists as NumPy arrays (ints int64, else float64)."""
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path} is not JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} holds no JSON object of data entries")
+    return {key: np.asarray(value) if isinstance(value, list) else value for key, value in data.items()}
+
+
+SPEC_TEMPLATE = '''"""Written by `stanjax check`: {stan} and {numpyro} on {data}, laid out as a model folder."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stanjax.models import ModelSpec, Parameter
+from stanjax.runner.pairing.pair_files import read_json_data
+
+
+def generate(seed: int) -> dict:
+    """The data file as given (the seed is unused)."""
+    return read_json_data(Path(__file__).with_suffix(".json"))
+
+
+SPEC = ModelSpec(
+    id={id!r},
+    description={description!r},
+    parameters=({parameters}),
+    sizes={{{given!r}: {{}}}},
+    generate=generate,
+)
+'''
+
+
+def lay_out_pair(
+    stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path
+) -> tuple[ModelSpec, list[str]]:
+    """The pair as a model folder (models/<id>.py and .json, stan/, jax_models/), its parameters (names and shapes
+    on the data) read from the Stan program; the spec, from the registry, and the data keys its data file leaves
+    out (``ignored_keys``)."""
+    data = read_json_data(data_file)
+    if folder.exists():
+        shutil.rmtree(folder)
+    for sub in ("models", "stan", "jax_models"):
+        (folder / sub).mkdir(parents=True)
+    model_name = spec_id.split("-", 1)[1]
+    shutil.copyfile(stan_file, folder / "stan" / f"{model_name}.stan")
+    shutil.copyfile(numpyro_file, folder / "jax_models" / f"{model_name}.py")
+    shutil.copyfile(data_file, folder / "models" / f"{spec_id}.json")
+    provisional = ModelSpec(spec_id, "", (), {GIVEN: {}}, lambda seed: data, home=folder.resolve())
+    check_program(provisional)  # stanc's own message for a program that does not compile
+    program = stan_program.read_program(provisional.stan_file)
+    env = program.environment(data)
+    parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
+    (folder / "models" / f"{spec_id}.py").write_text(
+        SPEC_TEMPLATE.format(
+            stan=stan_file,
+            numpyro=numpyro_file,
+            data=data_file,
+            id=spec_id,
+            given=GIVEN,
+            description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
+            parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters),
+        )
+    )
+    models.add_model_dir(folder)
+    spec = models.get(spec_id)
+    ignored = ignored_keys(data, program, spec)
+    if ignored:
+        given = json.loads(data_file.read_text())
+        (folder / "models" / f"{spec_id}.json").write_text(
+            json.dumps({key: value for key, value in given.items() if key not in ignored})
+        )
+    return spec, ignored
+
+
+def ignored_keys(data: dict, program: stan_program.StanProgram, spec: ModelSpec) -> list[str]:
+    """Data keys that neither the Stan data block declares nor the NumPyro function names as an argument: left out
+    of both, as CmdStan ignores keys its data block does not declare (posteriordb's data files carry such keys). A
+    key the NumPyro function takes but Stan does not declare stays, and the static checks refuse it (the two
+    models would see different data); where the function does not load, none (the static checks say why)."""
+    try:
+        arguments = inspect.signature(jax_models.load(spec.model_name)).parameters
+    except Exception:  # a user's module: the static checks report it in one line
+        return []
+    declared = {d.name for d in program.data}
+    return sorted(key for key in data if key not in declared and key not in arguments)
+
+
+def declared_shape(parameter: stan_program.Declaration, env: dict, stan_file: Path) -> tuple:
+    """The shape on the data; where it is not known on them (a size the data lack), the sizes as Stan writes them,
+    so that the static checks say what is missing."""
+    shape = parameter.shape(env)
+    if shape is not None:
+        return shape
+    try:
+        return tuple(stan_program.text(size) for size in parameter.sizes())
+    except stan_program.Unknown as err:
+        raise UsageError(
+            f"{stan_file.name}: parameter '{parameter.name}' has a type `stanjax check` does not compare: {err}"
+        ) from None
