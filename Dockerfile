@@ -39,7 +39,7 @@ RUN case "$DEVICE" in \
     esac
 
 COPY --chown=stanjax:stanjax . /opt/stanjax
-RUN pip install --no-cache-dir --no-deps --no-build-isolation -e /opt/stanjax \
+RUN pip install --no-cache-dir --no-deps --no-build-isolation --config-settings editable_mode=strict -e /opt/stanjax \
  && chown stanjax:stanjax /opt/stanjax
 
 USER stanjax

@@ -4,6 +4,7 @@ PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versi
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+LINKED := $(VENV)/.linked
 # The installer: uv installs the lock's wheels in parallel (a fresh install here: pip 140 s, uv 20 s).
 UV_VERSION := 0.9.30
 RESULTS := out/results
@@ -12,17 +13,24 @@ REPORT := out/report
 .PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry gpu-stan docs
 space := $(subst ,, )
 
-install: $(INSTALLED)
+install: $(LINKED)
 
-$(INSTALLED): requirements.lock pyproject.toml
+$(INSTALLED): requirements.lock
 	@test -n "$(PYTHON)" || { echo "make: Python 3.12 not found; install it or pass PYTHON=/path/to/python3.12" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --require-hashes -r requirements.lock
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
-report: $(INSTALLED)
+# stanjax itself, installed in place and strict: stanjax/ and the folders it links to become one tree of links
+# (build/__editable__.*/stanjax/) that mypy, pyright and IDEs read from any folder. A module added or removed
+# changes its folder, which relinks (2 s); from the checkout's root the checkout itself is imported anyway.
+LIBRARY_DIRS := $(shell find models jax_models runner reports stanjax -type d -not -name __pycache__ 2>/dev/null)
+$(LINKED): $(INSTALLED) pyproject.toml $(LIBRARY_DIRS)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -C editable_mode=strict -e .
+	touch $@
+
+report: $(LINKED)
 	$(BIN)/stanjax run --suite quick --out $(RESULTS)
 	$(BIN)/stanjax report $(RESULTS) -o $(REPORT)
 
@@ -30,19 +38,19 @@ report: $(INSTALLED)
 # then the tests on two pytest-xdist workers. `make test-fast` leaves out the slow tests and those that need a
 # compiled Stan program (it compiles nothing): the edit loop.
 TEST_JOBS ?= 2
-test: $(INSTALLED) browser precompile
+test: $(LINKED) browser precompile
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
-test-fast: $(INSTALLED)
+test-fast: $(LINKED)
 	$(BIN)/python -m pytest -m "not slow and not stan"
 
 # The documentation site (mkdocs.yml): --strict fails on a broken link, a missing page or a docstring mkdocstrings
 # cannot read; tests/test_docs.py builds it too.
-docs: $(INSTALLED)
+docs: $(LINKED)
 	$(BIN)/mkdocs build --strict
 
 # Compiles into httpstan's cache (~/.cache/httpstan), keyed by program text and interpreter: seconds once done.
-precompile: $(INSTALLED)
+precompile: $(LINKED)
 	$(BIN)/python -m tests.precompile --jobs $(TEST_JOBS) --log out/test-compile.log
 
 # The report's browser test needs Debian's Chromium and its WebDriver; installed when missing (as root), else
@@ -54,7 +62,7 @@ browser:
 
 # Regenerate the committed rendering of results/ (results/report/: index.html, figures.html, models/, README.md)
 # from its records; pages of models no longer in the records are removed with the folder first.
-results-report: $(INSTALLED)
+results-report: $(LINKED)
 	rm -rf results/report/models
 	$(BIN)/stanjax report results -o results/report --records-in-place
 
@@ -84,7 +92,7 @@ lock-cuda:
 GPU_CARRY := appdirs arviz arviz-base arviz-plots arviz-stats blackjax clikit cmdstanpy crashtest flowjax httpstan \
   inference-gym lazy-loader marshmallow msgspec numpyro orjson paramax pastel pylev pystan stanio webargs \
   xarray-einstats
-gpu-carry: $(INSTALLED)
+gpu-carry: $(LINKED)
 	grep -E "^($(subst $(space),|,$(strip $(GPU_CARRY))))==" requirements.lock | sed 's/ .*//' > .gpu-carry.txt
 	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
@@ -97,7 +105,7 @@ gpu-carry: $(INSTALLED)
 # as longer than a step too (estimated from walls here; the box's --calibrate may find that they fit).
 GPU_PLAN ?= --cores 16 --budget 11m --step 5.5m
 GPU_ISA ?= x86-64-v3
-gpu-stan: $(INSTALLED)
+gpu-stan: $(LINKED)
 	$(BIN)/stanjax campaign gpu --dry-run $(GPU_PLAN) --isa $(GPU_ISA) --out .gpu-stan-plan \
 	  | awk '($$1 == "cpu" || $$1 == "left") && / · stan-cpu · / {print $$4 ($$0 ~ / threads · / ? ":threaded" : "")}' \
 	  | sort -u > .gpu-stan.txt

@@ -181,7 +181,7 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
             continue
         spec = registry.get(model_id)
         data = spec.data("default", SEED)
-        model = jax_models.load(spec.model_name)
+        model = jax_models.load(spec.jax_file)
         if alt:
             loader = importlib.util.spec_from_file_location(f"alt_{len(timers)}", alt)
             module = importlib.util.module_from_spec(loader)

@@ -1,9 +1,25 @@
 """NumPyro models: ``jax_models/<model>.py`` defines a function named ``<model>`` taking the Stan data block
 as keyword arguments (observations default to None, so the same function gives the prior predictive)."""
 
-import importlib
+import importlib.util
+import sys
+from pathlib import Path
 
 
-def load(model_name: str):
-    """The NumPyro model function for a model name (the part of a posterior ID after the hyphen)."""
-    return getattr(importlib.import_module(f"stanjax.jax_models.{model_name}"), model_name)
+def load(file: Path):
+    """The NumPyro model function of a model file (a spec's ``jax_file``), loaded from that file as the module
+    ``stanjax.jax_models.<model>``: this folder's and a user's model folder's alike, and a file added since the
+    install (``stanjax import``) too."""
+    name = f"{__name__}.{file.stem}"
+    module = sys.modules.get(name)
+    if module is None or Path(module.__file__ or "").resolve() != file.resolve():
+        found = importlib.util.spec_from_file_location(name, file)
+        assert found is not None and found.loader is not None, file
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        try:
+            found.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return getattr(module, file.stem)

@@ -270,10 +270,8 @@ def add_model_dir(folder: Path) -> list[str]:
 
 
 def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
-    """A model folder's specs, their files checked; its NumPyro models importable as ``jax_models.<model>``
-    (the folder joins the package's path, so every engine loads them as it loads this repository's)."""
-    from stanjax import jax_models
-
+    """A model folder's specs, their files checked (its NumPyro models are loaded from their files by
+    :func:`stanjax.jax_models.load`, as every engine loads this repository's)."""
     homes = {spec.model_name: spec.jax_file for spec in taken.values()}
     homes |= {p.stem: p for p in JAX_MODELS_DIR.glob("*.py")}
     found = {}
@@ -291,8 +289,6 @@ def _folder_specs(folder: Path, taken: dict[str, ModelSpec]) -> dict[str, ModelS
                 raise SpecError(f"model spec {path}: {needed} is missing")
         found[spec.id] = spec
         homes[spec.model_name] = spec.jax_file
-    if str(folder / "jax_models") not in jax_models.__path__:
-        jax_models.__path__.append(str(folder / "jax_models"))
     return found
 
 

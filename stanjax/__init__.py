@@ -16,10 +16,10 @@ parts too): a run's record lands in ``out``'s results.jsonl like any other, so n
 
 The library's parts keep the design card's folders: ``stanjax.models`` (posterior specs), ``stanjax.jax_models``
 (the NumPyro programs), ``stanjax.runner`` (engines, measurement, campaigns, the CLI) and ``stanjax.reports``; the
-Stan programs and references travel with them as package data. Installed, they are folders of this package; in a
-checkout they sit beside this folder, and ``__path__`` below finds them there, so a checkout (or a copy of one)
-imports its own code with or without an install. Nothing heavy is imported at ``import stanjax``: a Stan worker
-imports it and must not load JAX.
+Stan programs and references travel with them as package data. In a checkout, this folder holds links to those
+folders (``models -> ../models``, ...), so the checkout is the package: importable from its root as it is, and
+installed in place by ``make install`` (a strict editable install: one tree that type checkers and IDEs read).
+Nothing heavy is imported at ``import stanjax``: a Stan worker imports it and must not load JAX.
 """
 
 from __future__ import annotations
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
     from stanjax.reports.stats import Ratio
     from stanjax.runner.core.records import RunRecord
     from stanjax.runner.pairing.check import CheckResult
-
-_here = Path(__file__).resolve().parent
-if not (_here / "runner").is_dir() and (_here.parent / "runner" / "__init__.py").is_file():
-    __path__.append(str(_here.parent))  # a checkout: models/, runner/, ... beside stanjax/
 
 __all__ = ["Comparison", "Posterior", "Run", "check", "compare", "load", "posterior", "report", "sample"]
 
@@ -80,7 +76,7 @@ class Posterior:
         """The NumPyro model: a function of the data dict's entries (observations default to None)."""
         from stanjax import jax_models
 
-        return jax_models.load(self.spec.model_name)
+        return jax_models.load(self.spec.jax_file)
 
     def data(self, size: str = "default", seed: int = 1) -> dict:
         """The data set both programs take (the Stan data block's entries), made by the seeded generator."""

@@ -2,12 +2,13 @@
 the records as a table and the report, through the same planning, workers and gates as the CLI."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
 
 import stanjax as sj
-from stanjax import jax_models, models
+from stanjax import models
 from stanjax.models import ROOT, UnknownChoice, UsageError
 
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -71,10 +72,12 @@ def test_compare_runs_paired_blocks_and_says_when_they_are_too_few(tmp_path):
 def own_models(monkeypatch):
     """The pair's model folder leaves the registry and the environment (which workers inherit) as they were."""
     monkeypatch.setenv(models.MODEL_DIRS_ENV, "")
-    path = list(jax_models.__path__)
+    modules = set(sys.modules)
     models.registry.cache_clear()
     yield
-    jax_models.__path__[:] = path
+    for name in set(sys.modules) - modules:
+        if name.startswith("stanjax.jax_models."):
+            del sys.modules[name]
     models.registry.cache_clear()
 
 

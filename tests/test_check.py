@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from stanjax import jax_models, models
+from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.commands.cli import main
 from stanjax.runner.measure import diagnose, stan_program, static_checks
@@ -25,12 +25,11 @@ ZOO = list(models.registry().values())
 
 @pytest.fixture
 def own_models(monkeypatch):
-    """Model folders taken in during a test leave the registry, the environment and jax_models as they were."""
+    """Model folders taken in during a test leave the registry, the environment and the loaded NumPyro modules as they were."""
     monkeypatch.setenv(models.MODEL_DIRS_ENV, "")
-    path, modules = list(jax_models.__path__), set(sys.modules)
+    modules = set(sys.modules)
     models.registry.cache_clear()
     yield
-    jax_models.__path__[:] = path
     for name in set(sys.modules) - modules:
         if name.startswith("stanjax.jax_models."):
             del sys.modules[name]

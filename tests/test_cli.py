@@ -148,7 +148,7 @@ def test_the_engines_start_their_chains_within_the_runs_initial_radius(monkeypat
     data = spec.data("tiny", seed=1)
     for radius in (0.1, 2.0):
         config = RunConfig(size="tiny", chains=8, init_radius=radius)
-        points, *_ = initial_points(jax, jax_models.load(spec.model_name), data, config, jax.random.PRNGKey(0))
+        points, *_ = initial_points(jax, jax_models.load(spec.jax_file), data, config, jax.random.PRNGKey(0))
         values = np.concatenate([np.ravel(v) for v in jax.tree.leaves(points)])
         assert np.all(np.abs(values) <= radius) and np.max(np.abs(values)) > radius / 2
     # Stan's: the wrapper's arguments as httpstan reads them from a compiled module (init_radius among them)

@@ -98,7 +98,7 @@ def test_many_chains_start_in_superchains(chains, starts):
     config = RunConfig(size="tiny", chains=chains)
     jax = start_jax(Placement("cpu", "float64", "vectorized"), chains)
     points, _, _ = initial_points(
-        jax, jax_models.load(spec.model_name), spec.data("tiny", 1), config, jax.random.PRNGKey(3)
+        jax, jax_models.load(spec.jax_file), spec.data("tiny", 1), config, jax.random.PRNGKey(3)
     )
     mu = np.asarray(points["mu"])
     assert mu.shape == (chains,) and len(set(mu.tolist())) == starts
@@ -195,7 +195,7 @@ runs = {m: engine.sample(engine.compile(spec), data, config, 7, Placement("cpu",
         for m in ("sequential", "parallel")}
 jax = start_jax(Placement("cpu", "float64", "sequential"), 2)
 sizes, arrays = split_data(data)
-kernel = NUTS(functools.partial(jax_models.load(spec.model_name), **sizes), target_accept_prob=config.target_accept,
+kernel = NUTS(functools.partial(jax_models.load(spec.jax_file), **sizes), target_accept_prob=config.target_accept,
               max_tree_depth=config.max_treedepth, init_strategy=init_to_uniform(radius=config.init_radius))
 mcmc = MCMC(kernel, num_warmup=60, num_samples=40, num_chains=2, chain_method="sequential", progress_bar=False,
             jit_model_args=True)

@@ -4,6 +4,7 @@ layers (function-level ones included) and no import cycle; mypy finds no type er
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,11 +33,26 @@ def test_no_library_module_is_over_400_lines_and_every_runner_module_sits_in_a_l
 
 
 def package_folders() -> dict[str, Path]:
-    """stanjax's subpackages and the checkout folders they install from (pyproject's package-dir)."""
+    """stanjax's subpackages and the checkout folders they are (the links in stanjax/)."""
+    return {f"stanjax.{p.name}": p.resolve() for p in (ROOT / "stanjax").iterdir() if p.is_symlink()}
+
+
+def test_the_checkout_is_the_package_and_pyproject_lists_every_package_of_it():
+    """stanjax/ is its __init__.py and a relative link to each design-card folder (no path set at run time), and
+    the wheel's package list holds every folder with an __init__.py under them (one left out would be missing
+    from the wheel while the checkout still ran)."""
     import tomllib
 
-    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    return {name: ROOT / folder for name, folder in setuptools["package-dir"].items() if name.count(".") == 1}
+    links = {p.name: os.readlink(p) for p in (ROOT / "stanjax").iterdir() if p.is_symlink()}
+    assert links == {name: f"../{name}" for name in ("models", "jax_models", "runner", "reports", "stan", "references")}
+    assert not [p for d in LIBRARY for p in (ROOT / d).rglob("*.py") if re.search(r"__path__\s*[.\[]", p.read_text())]
+    found = {"stanjax", "stanjax.stan", "stanjax.references"} | {
+        "stanjax." + ".".join(init.parent.relative_to(ROOT).parts)
+        for name in links
+        for init in (ROOT / name).rglob("__init__.py")
+    }
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    assert listed == found
 
 
 def mypy(farm: Path) -> subprocess.CompletedProcess:

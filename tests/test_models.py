@@ -99,7 +99,7 @@ def test_spec_parameters_match_stan_and_numpyro(spec):
     data = spec.data("tiny", seed=1)
     expected = {p.name: p.resolve_shape(data) for p in spec.parameters}
     assert declarations(spec.stan_file.read_text(), "parameters", data) == expected
-    model = jax_models.load(spec.model_name)
+    model = jax_models.load(spec.jax_file)
     # latent values as NUTS starts them (init_to_uniform), so a flat site with no sampler (ImproperUniform) traces
     started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)
     trace = handlers.trace(started).get_trace(**data)
@@ -153,7 +153,7 @@ def test_sp500_stochastic_volatility_is_the_gym_targets_posterior():
     closes = np.asarray(models.gym.dataset("sp500_closing_prices").CLOSING_PRICES)
     returns = np.diff(closes)[-100:]
     np.testing.assert_array_equal(data["centered_returns"], returns - np.mean(returns))
-    model = jax_models.load(spec.model_name)
+    model = jax_models.load(spec.jax_file)
     offsets = []
     numpyro.enable_x64()  # as the density check evaluates it
     prior = Predictive(model, num_samples=5, return_sites=[p.name for p in spec.parameters])(

@@ -22,7 +22,7 @@ if sys.argv[1] == "planted":  # the fault: JAX's default matmul precision (TF32 
 from numpyro.infer.util import initialize_model
 
 spec = models.get("covtype_synth-logistic_regression")
-init, potential_fn, *_ = initialize_model(jax.random.PRNGKey(0), jax_models.load(spec.model_name),
+init, potential_fn, *_ = initialize_model(jax.random.PRNGKey(0), jax_models.load(spec.jax_file),
                                           model_kwargs=spec.data("tiny", 1), dynamic_args=False)
 text = jax.jit(jax.value_and_grad(potential_fn)).lower(init.z).as_text()
 print(json.dumps({"dtype": str(init.z["beta"].dtype),

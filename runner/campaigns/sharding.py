@@ -136,7 +136,7 @@ def potential_and_gradient(spec: models.ModelSpec, data: dict):
     import jax
     from numpyro.infer.util import initialize_model, potential_energy
 
-    model = jax_models.load(spec.model_name)
+    model = jax_models.load(spec.jax_file)
     static, _ = split_static(data)
     init, *_ = initialize_model(jax.random.PRNGKey(0), model, model_kwargs=data)
     energy = jax.jit(jax.value_and_grad(lambda z, arrays: potential_energy(model, (), {**static, **arrays}, z)))
@@ -180,7 +180,7 @@ def short_nuts(spec: models.ModelSpec, sizes: dict, warmup: int = 100, draws: in
     import jax
     from numpyro.infer.util import initialize_model, potential_energy
 
-    model = jax_models.load(spec.model_name)
+    model = jax_models.load(spec.jax_file)
     data = shard_rows(spec.generate(1, **sizes), spec, jax.devices())
     static, arrays = split_static(data)
     init, *_ = initialize_model(jax.random.PRNGKey(0), model, model_kwargs=data)

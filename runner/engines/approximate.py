@@ -65,7 +65,7 @@ class ApproximateEngine:
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build ahead of the data: fitting and drawing compile inside ``sample``, timed apart."""
-        return {"model": jax_models.load(spec.model_name)}
+        return {"model": jax_models.load(spec.jax_file)}
 
     def sample(
         self,

@@ -38,7 +38,7 @@ class BlackJAXEngine:
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build ahead of the data: the phases are compiled inside ``sample``, and timed."""
-        return {"model": jax_models.load(spec.model_name)}
+        return {"model": jax_models.load(spec.jax_file)}
 
     def sample(
         self,

@@ -37,7 +37,7 @@ class NumPyroEngine:
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
         """Nothing to build before the data: both phases are compiled inside ``sample``, and timed."""
-        return {"model": jax_models.load(spec.model_name)}
+        return {"model": jax_models.load(spec.jax_file)}
 
     def sample(
         self, handle, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()

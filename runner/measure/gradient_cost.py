@@ -55,7 +55,7 @@ def jax_gradient(
     jax = start_jax(Placement(device, precision, "vectorized"), chains)
     config = RunConfig(size=size, chains=chains, resize=resize)
     points, potential_of, _, arrays = model_functions(
-        jax, jax_models.load(spec.model_name), spec.data(size, config.data_seed(), resize), config, jax.random.key(0)
+        jax, jax_models.load(spec.jax_file), spec.data(size, config.data_seed(), resize), config, jax.random.key(0)
     )
     energy = jax.vmap(jax.value_and_grad(lambda z, arrays: potential_of(arrays)(z)), in_axes=(0, None))
 

@@ -161,7 +161,7 @@ def require(spec: ModelSpec, data: dict) -> Findings:
 def _numpyro_model(spec: ModelSpec, findings: Findings):
     """The NumPyro function, or None with the reason as a problem."""
     try:
-        return jax_models.load(spec.model_name)
+        return jax_models.load(spec.jax_file)
     except AttributeError:
         findings.problems.append(
             f"{spec.jax_file.name} defines no function named '{spec.model_name}' (the "

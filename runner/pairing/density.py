@@ -89,7 +89,7 @@ def numpyro_side(spec: ModelSpec, data: dict, point: dict) -> tuple[float, np.nd
     from numpyro.infer.util import log_density, potential_energy, unconstrain_fn
 
     numpyro.enable_x64()
-    model = jax_models.load(spec.model_name)
+    model = jax_models.load(spec.jax_file)
     log_joint, _ = log_density(model, (), data, point)
     unconstrained = unconstrain_fn(model, (), data, point)
     gradient = jax.grad(lambda u: -potential_energy(model, (), data, u))(unconstrained)

@@ -161,7 +161,7 @@ def ignored_keys(data: dict, program: stan_program.StanProgram, spec: ModelSpec)
     key the NumPyro function takes but Stan does not declare stays, and the static checks refuse it (the two
     models would see different data); where the function does not load, none (the static checks say why)."""
     try:
-        arguments = inspect.signature(jax_models.load(spec.model_name)).parameters
+        arguments = inspect.signature(jax_models.load(spec.jax_file)).parameters
     except Exception:  # a user's module: the static checks report it in one line
         return []
     declared = {d.name for d in program.data}
