@@ -36,7 +36,7 @@ def pack(isa: str, programs: list[str]) -> int:
     from stanjax.runner.core import environment
     from stanjax.runner.core import isa as isas
     from stanjax.runner.engines.stan_bundled import HttpstanBackend, services_path
-    from stanjax.runner.measure.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.jobs import WORKER_PYTHON
 
     if Path(sys.executable) != Path(WORKER_PYTHON):
         sys.exit(f"run pack under the workers' interpreter, {WORKER_PYTHON}")

@@ -181,7 +181,7 @@ def build(
     records_in_place: bool = False,
 ) -> Path:
     """Read records from ``results`` (files or folders) and write the report into ``out_dir``; ``nightly`` (a
-    ``runner.campaigns.compare`` result) and ``history`` (this machine's earlier records) add the nightly section. With
+    ``runner.campaigns.regressions`` result) and ``history`` (this machine's earlier records) add the nightly section. With
     ``records_in_place`` (one results folder, the report committed beside it) the page links to that folder
     instead of copying every record into ``records.json.gz``: the records are kept once."""
     as_read = records.read(results)

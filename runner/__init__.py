@@ -5,14 +5,14 @@ only from the layers below it (``tests/test_lint.py`` holds the arrows), and eve
   (``records``, ``run_measures``, ``packing``, ``migrations``, ``superseded``, ``history``, ``environment``) and
   the ``engine_registry`` (what each engine is, without importing one);
 - ``engines/``: one adapter per sampler, all answering the registry's two calls;
-- ``measure/``: one run measured and gated: ``plan`` (requests -> jobs), ``campaign`` (jobs in worker processes),
+- ``measure/``: one run measured and gated: ``plan`` (requests -> jobs), ``jobs`` (the job runner: jobs in worker processes),
   ``worker``, ``metrics``, ``validity`` and ``diagnose`` (the gates), ``energy``, ``gradient_cost``,
   ``run_length``, ``references``, ``estimates``, ``suites``, and the programs read before a run (``stan_program``,
   ``static_checks``);
 - ``pairing/``: two programs proven to target one posterior and compared: ``check`` with ``check_verdicts``,
-  ``density``, ``pair_files``, ``run_comparison``, ``speed_advice``, ``importer`` (posteriordb's posteriors);
+  ``density``, ``pair_files``, ``agreement``, ``speed_advice``, ``importer`` (posteriordb's posteriors);
 - ``campaigns/``: beyond one suite: ``studies``, ``gpu_campaign`` with ``gpu_steps``, ``rwmh``, ``sharding``,
-  ``compare`` (two record sets, regressions);
+  ``regressions`` (two record sets compared);
 - ``commands/``: the command line, ``cli`` and one module per verb (parsing and printing only).
 
 ``stanjax.reports`` sits between ``measure/`` and the two layers above it, which read its ratio statistics.

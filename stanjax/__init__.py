@@ -226,7 +226,7 @@ def sample(
         A run that failed or timed out, with the worker's last lines (its record is kept)."""
     import numpy as np
 
-    from stanjax.runner.measure.campaign import Recorder
+    from stanjax.runner.measure.jobs import Recorder
     from stanjax.runner.measure.plan import plan, results_folder
 
     [job] = plan(_request(posterior, [engine], size, chains, warmup, draws, 1, seed, device, stan, timeout))
@@ -300,13 +300,13 @@ def compare(
         The median block ratio with its order-statistic interval (None without a valid pair) and every record."""
     from stanjax.reports.headline import comparisons
     from stanjax.reports.runs_table import tidy
-    from stanjax.runner.measure.campaign import run_campaign
+    from stanjax.runner.measure.jobs import run_jobs
     from stanjax.runner.measure.plan import plan, results_folder
 
     request = _request(posterior, list(engines), size, chains, warmup, draws, blocks, seed, device, stan, timeout)
     jobs = plan(request)
     written: list = []
-    run_campaign(jobs, results_folder(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
+    run_jobs(jobs, results_folder(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
     found = comparisons(tidy(written)) if any(r.valid for r in written) else []
     entry = next((c for c in found if len(c["models"]) == 1), None)
     model_id = jobs[0].model_id

@@ -33,7 +33,7 @@ from stanjax.models import ROOT
 from stanjax.runner.commands.compile import compile_each
 from stanjax.runner.core import isa
 from stanjax.runner.engines.stan_bundled import HTTPSTAN_MACROS, HttpstanBackend, services_folder
-from stanjax.runner.measure.campaign import WORKER_PYTHON
+from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 PCH_ROOT = ROOT / "out" / "pch"
 # httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,

@@ -20,7 +20,7 @@ import numpy as np
 
 from stanjax.models import ROOT
 from stanjax.runner.core.config import RunConfig
-from stanjax.runner.measure.campaign import WORKER_PYTHON
+from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 
 @dataclass

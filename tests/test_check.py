@@ -16,7 +16,7 @@ from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.commands.cli import main
 from stanjax.runner.measure import diagnose, stan_program, static_checks
-from stanjax.runner.pairing import check, check_verdicts, pair_files, run_comparison, speed_advice
+from stanjax.runner.pairing import agreement, check, check_verdicts, pair_files, speed_advice
 
 EXAMPLE = ROOT / "examples" / "poisson"
 EXAMPLE_ID = "counts_synth-poisson_regression"
@@ -52,7 +52,7 @@ def nothing_may_sample(monkeypatch):
         raise AssertionError("sampled or compiled after a static problem")
 
     monkeypatch.setattr(check, "density_stage", refuse)
-    monkeypatch.setattr(check, "run_campaign", refuse)
+    monkeypatch.setattr(check, "run_jobs", refuse)
 
 
 @pytest.mark.parametrize("spec", ZOO, ids=[spec.id for spec in ZOO])
@@ -217,7 +217,7 @@ def test_every_run_starts_with_the_static_checks(pair, own_models, monkeypatch, 
     shutil.copytree(EXAMPLE, folder)
     jax_file = folder / "jax_models" / "poisson_regression.py"
     jax_file.write_text(jax_file.read_text().replace('"alpha"', '"intercept"'))
-    monkeypatch.setattr("stanjax.runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr("stanjax.runner.commands.run.run_jobs", lambda *a, **k: pytest.fail("ran"))
     out = tmp_path / "results"
     assert main(["run", "--model-dir", str(folder), "--size", "tiny", "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -436,11 +436,11 @@ def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
     means over the combined MCSE of those means (two runs a side: MCSE sqrt(2 x 0.02^2) / 2)."""
     stan = [a_run("stan", means={"mu": 1.0, "tau": 2.0}), a_run("stan", means={"mu": 1.0, "tau": 2.2})]
     numpyro = [a_run("numpyro", means={"mu": 1.01, "tau": 2.0}), a_run("numpyro", means={"mu": 0.99, "tau": 2.0})]
-    rows = run_comparison.parameter_rows(stan + numpyro)
+    rows = agreement.parameter_rows(stan + numpyro)
     assert [row["parameter"] for row in rows] == ["tau", "mu"]
     assert rows[0]["stan"]["mean"] == pytest.approx(2.1) and rows[0]["numpyro"]["sd"] == 1.0
     assert rows[0]["z"] == pytest.approx(0.1 / 0.02) and rows[1]["z"] == pytest.approx(0.0)
-    assert run_comparison.parameter_rows(stan) == []  # one side has no completed run: nothing to set beside it
+    assert agreement.parameter_rows(stan) == []  # one side has no completed run: nothing to set beside it
 
 
 def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sampling_loops(tmp_path):
@@ -587,7 +587,7 @@ def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_in
     from types import SimpleNamespace
 
     from stanjax.runner.commands.check import speed_text
-    from stanjax.runner.pairing.run_comparison import speed_ratio
+    from stanjax.runner.pairing.agreement import speed_ratio
 
     def run(engine, block, ess_per_s, valid=True):
         return SimpleNamespace(

@@ -295,7 +295,7 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
     import msgspec
 
     from stanjax.runner.core import engine_registry, records
-    from stanjax.runner.measure.campaign import base_record
+    from stanjax.runner.measure.jobs import base_record
     from stanjax.runner.measure.plan import done_keys
 
     monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
@@ -549,7 +549,7 @@ def test_report_merges_the_folders_of_several_machines(tmp_path):
 
 
 def test_estimate_says_each_models_time_and_the_total_and_runs_nothing(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("stanjax.runner.commands.run.run_campaign", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr("stanjax.runner.commands.run.run_jobs", lambda *a, **k: pytest.fail("ran"))
     out = tmp_path / "results"
     assert (
         main(

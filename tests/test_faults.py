@@ -245,7 +245,7 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
     """The disk fills while the second record is appended (half of its line written): one line, exit 2, the
     first record intact; once there is space, --resume writes the rest on lines of their own."""
     from stanjax.runner.commands.cli import main
-    from stanjax.runner.measure import campaign
+    from stanjax.runner.measure import jobs
 
     real_append, calls = records.append, []
 
@@ -258,13 +258,13 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
         real_append(path, record)
 
     out = tmp_path / "results"
-    monkeypatch.setattr(campaign.records, "append", append)
+    monkeypatch.setattr(jobs.records, "append", append)
     assert main(three_repeats(out)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device; 1 run(s) of this campaign recorded before" in err
     with pytest.warns(UserWarning, match="torn last line"):
         assert [r.repeat for r in records.read(out)] == [0]
-    monkeypatch.setattr(campaign.records, "append", real_append)  # space freed
+    monkeypatch.setattr(jobs.records, "append", real_append)  # space freed
     assert main([*three_repeats(out), "--resume"]) == 0
     with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
         assert sorted(r.repeat for r in records.read(out)) == [0, 1, 2]
@@ -273,7 +273,7 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
 def test_a_stop_signal_waits_until_a_record_is_both_on_disk_and_counted():
     """Ctrl-C landing between a record's append and its count said "0 of 20 runs finished and recorded" beside a
     record on disk (seen in make test): within ``stop_signals_held`` the signal waits, then stops the campaign."""
-    from stanjax.runner.measure.campaign import stop_signals_held
+    from stanjax.runner.measure.jobs import stop_signals_held
 
     done = []
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)

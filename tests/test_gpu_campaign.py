@@ -381,7 +381,7 @@ def test_the_stan_probe_samples_one_chain_of_a_compiled_program_and_refuses_an_u
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.measure.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.jobs import WORKER_PYTHON
 
     def probe(*args):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

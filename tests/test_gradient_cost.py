@@ -66,9 +66,7 @@ def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_p
     from stanjax.runner.measure import run_length
 
     started = []
-    monkeypatch.setattr(
-        run, "run_campaign", lambda jobs, out, *a, campaign_id=None, **k: started.append(campaign_id) or []
-    )
+    monkeypatch.setattr(run, "run_jobs", lambda jobs, out, *a, campaign_id=None, **k: started.append(campaign_id) or [])
     monkeypatch.setattr(run_length, "for_campaign", lambda jobs, min_s, keep: (jobs, []))
     fake = [
         {"side": side, "model_id": LOGISTIC, "sizes": {"N": 2000, "D": 20}, "ms_per_gradient": 0.02}

@@ -16,7 +16,7 @@ from stanjax.runner.core import isa
 from stanjax.runner.core.config import ISAS
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
-from stanjax.runner.measure.campaign import WORKER_PYTHON
+from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 EIGHT_SCHOOLS = models.get("eight_schools-eight_schools_noncentered")
 HOST_HAS_AVX2 = "avx2" in isa.host_features().split(", ")

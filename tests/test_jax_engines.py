@@ -164,7 +164,7 @@ def test_a_cpu_run_pins_jax_to_the_cpu_even_when_jax_was_imported_first():
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.measure.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.jobs import WORKER_PYTHON
 
     env = {key: value for key, value in os.environ.items() if key != "JAX_PLATFORMS"}
     done = subprocess.run(
@@ -221,7 +221,7 @@ def test_numpyro_engine_draws_what_numpyro_mcmc_draws():
     import subprocess
 
     from stanjax.models import ROOT
-    from stanjax.runner.measure.campaign import WORKER_PYTHON
+    from stanjax.runner.measure.jobs import WORKER_PYTHON
 
     done = subprocess.run(
         [WORKER_PYTHON, "-c", SAME_DRAWS_PROBE, EIGHT_SCHOOLS], cwd=ROOT, capture_output=True, text=True, timeout=600

@@ -383,7 +383,7 @@ def test_every_packed_campaign_gives_back_the_bytes_it_was_packed_from(tmp_path)
 
 def test_a_job_and_its_record_have_the_same_run_key():
     from stanjax.runner.core.config import Job, Placement, RunConfig
-    from stanjax.runner.measure.campaign import base_record
+    from stanjax.runner.measure.jobs import base_record
 
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny"), 2, Placement(), "bundled")
     fixture = records.read(FIXTURE)[0]

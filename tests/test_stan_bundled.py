@@ -18,7 +18,7 @@ from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.core.config import RunConfig
 from stanjax.runner.engines.stan_output import group_columns, sample_table
-from stanjax.runner.measure.campaign import WORKER_PYTHON
+from stanjax.runner.measure.jobs import WORKER_PYTHON
 from tests import stan_child
 
 CONFIG = RunConfig(size="tiny", chains=2, warmup=150, draws=100)

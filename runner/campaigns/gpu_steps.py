@@ -18,7 +18,7 @@ from stanjax.runner.campaigns import studies
 from stanjax.runner.campaigns.gpu_campaign import Item, Plan
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.records import RunRecord
-from stanjax.runner.measure.campaign import Recorder
+from stanjax.runner.measure.jobs import Recorder
 
 COMPILE_ESTIMATE_S = 120.0  # Stan programs compiled in parallel on a 16-core box (22 took 5.4 min on 2 cores)
 ARCHIVE_LIMIT_BYTES = 16 * 2**20  # what a borrowed GPU's session brings back: files of at most 16 MiB

@@ -28,8 +28,8 @@ from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import ISAS
 from stanjax.runner.core.engine_registry import STAN, family
 from stanjax.runner.core.isa import ISA_HELP
-from stanjax.runner.measure.campaign import stopped_by
 from stanjax.runner.measure.estimates import Estimator
+from stanjax.runner.measure.jobs import stopped_by
 from stanjax.runner.measure.plan import check_gpu_visible, usable_cores
 
 DESCRIPTION = (

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
 from stanjax.runner.measure import validity
-from stanjax.runner.measure.campaign import interrupted
+from stanjax.runner.measure.jobs import interrupted
 from stanjax.runner.pairing.check import STAGES, CheckResult, check
 from stanjax.runner.pairing.check_verdicts import EXIT
 from stanjax.runner.pairing.speed_advice import figure

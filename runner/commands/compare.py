@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stanjax.models import UsageError
-from stanjax.runner.campaigns import compare
+from stanjax.runner.campaigns import regressions
 from stanjax.runner.core import records
 
 
@@ -26,9 +26,14 @@ def add_parser(verbs) -> None:
     parser.add_argument("base", type=Path, help="records of the baseline (results.jsonl or a folder)")
     parser.add_argument("new", type=Path, help="records to check")
     parser.add_argument(
-        "--threshold", type=float, default=compare.THRESHOLD, help="relative change that counts (default: %(default)s)"
+        "--threshold",
+        type=float,
+        default=regressions.THRESHOLD,
+        help="relative change that counts (default: %(default)s)",
     )
-    parser.add_argument("--alpha", type=float, default=compare.ALPHA, help="significance level (default: %(default)s)")
+    parser.add_argument(
+        "--alpha", type=float, default=regressions.ALPHA, help="significance level (default: %(default)s)"
+    )
     parser.add_argument("--out", type=Path, help="folder for regressions.json (default: NEW's folder)")
     parser.set_defaults(handler=main)
 
@@ -89,7 +94,7 @@ def check_rule(threshold: float, alpha: float) -> None:
         raise UsageError(f"--threshold must be in (0, 10) and --alpha in (0, 1), got {threshold} and {alpha}")
 
 
-def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float, alpha: float) -> dict:
+def find_regressions(base_path: Path, new_path: Path, out: Path, threshold: float, alpha: float) -> dict:
     """Read, compare, print and write regressions.json; the comparison."""
     check_rule(threshold, alpha)
     base, new = records.read(base_path), records.read(new_path)
@@ -99,7 +104,7 @@ def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float,
         raise UsageError(
             f"BASE and NEW are the same {len(base)} run record(s) ({base_path}, {new_path}): nothing to compare"
         )
-    result = compare.compare(base, new, threshold, alpha)
+    result = regressions.find(base, new, threshold, alpha)
     result["paths"] = {"base": str(base_path), "new": str(new_path)}
     print_table(result)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,5 +114,5 @@ def run_comparison(base_path: Path, new_path: Path, out: Path, threshold: float,
 
 def main(args) -> int:
     out = args.out or (args.new if args.new.is_dir() else args.new.parent)
-    result = run_comparison(args.base, args.new, out, args.threshold, args.alpha)
+    result = find_regressions(args.base, args.new, out, args.threshold, args.alpha)
     return 1 if result["regressed"] else 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.core.config import Placement
-from stanjax.runner.measure.campaign import WORKER_PYTHON
+from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 FAILURE_TAIL_LINES = 20
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stanjax.runner.campaigns import compare
-from stanjax.runner.commands.compare import check_rule, run_comparison
+from stanjax.runner.campaigns import regressions
+from stanjax.runner.commands.compare import check_rule, find_regressions
 from stanjax.runner.commands.run import calibrate
 from stanjax.runner.core import history, records
 from stanjax.runner.measure import run_length
-from stanjax.runner.measure.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
+from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
 from stanjax.runner.measure.plan import Request, plan
 from stanjax.runner.measure.suites import SUITES
 
@@ -30,9 +30,14 @@ def add_parser(verbs) -> None:
     parser.add_argument("--size", help="size preset (default: the suite's; CI uses tiny)")
     parser.add_argument("--repeats", type=int, help="repeats per (model, engine) (default: the suite's, 5)")
     parser.add_argument(
-        "--threshold", type=float, default=compare.THRESHOLD, help="relative change that counts (default: %(default)s)"
+        "--threshold",
+        type=float,
+        default=regressions.THRESHOLD,
+        help="relative change that counts (default: %(default)s)",
     )
-    parser.add_argument("--alpha", type=float, default=compare.ALPHA, help="significance level (default: %(default)s)")
+    parser.add_argument(
+        "--alpha", type=float, default=regressions.ALPHA, help="significance level (default: %(default)s)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
     parser.set_defaults(handler=main)
 
@@ -54,7 +59,7 @@ def main(args) -> int:
     print(calibrate(folder, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []
     try:
-        run_campaign(
+        run_jobs(
             jobs,
             folder,
             args.timeout,
@@ -70,7 +75,7 @@ def main(args) -> int:
     if baseline is None:
         print(f"no baseline: this is the first nightly of {folder.parent.name} in {args.history}")
     else:
-        comparison = run_comparison(baseline, folder, folder, args.threshold, args.alpha)
+        comparison = find_regressions(baseline, folder, folder, args.threshold, args.alpha)
     index = build(folder, folder / "report", nightly=comparison, history=records.read(folder.parent))
     print(f"report: {index}")
     failed = [r for r in written if r.status != "ok"]

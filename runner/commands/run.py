@@ -14,7 +14,7 @@ from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, Job
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
-from stanjax.runner.measure.campaign import interrupted, job_core_ids, new_campaign_id, run_campaign
+from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
 from stanjax.runner.measure.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
 from stanjax.runner.measure.suites import SUITES
 
@@ -218,7 +218,7 @@ def main(args) -> int:
         print(calibrate(args.out, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []
     try:
-        rerun = run_campaign(
+        rerun = run_jobs(
             jobs,
             args.out,
             args.timeout,

@@ -11,7 +11,7 @@ from stanjax.runner.campaigns.studies import SCALES, STUDIES
 from stanjax.runner.core import records
 from stanjax.runner.core.config import campaign_entropy
 from stanjax.runner.core.engine_registry import entry
-from stanjax.runner.measure.campaign import interrupted, run_campaign
+from stanjax.runner.measure.jobs import interrupted, run_jobs
 from stanjax.runner.measure.plan import (
     check_cores,
     check_gpu_visible,
@@ -141,7 +141,7 @@ def main(args) -> int:
     written: list[records.RunRecord] = []
     try:
         if jobs:
-            run_campaign(jobs, args.out, args.timeout, written, study=study.name)
+            run_jobs(jobs, args.out, args.timeout, written, study=study.name)
         if study.measure:
             study.measure(
                 study,

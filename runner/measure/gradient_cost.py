@@ -223,9 +223,9 @@ CALIBRATION_STAN_RUNS = 3  # Stan's short runs vary more than JAX's compiled loo
 def calibrate(cpus: list[int] | None = None) -> tuple[list[dict], dict]:
     """The fixed calibration (``CALIBRATION``): Stan's gradient cost (the median of ``CALIBRATION_STAN_RUNS``
     fresh runs) and JAX's on one core (``cpus[0]``, else the first this process may use), and the other work on
-    that core meanwhile (:func:`stanjax.runner.measure.campaign.machine_load`): a calibration measured beside other work
+    that core meanwhile (:func:`stanjax.runner.measure.jobs.machine_load`): a calibration measured beside other work
     is kept, and tells no machine apart."""
-    from stanjax.runner.measure.campaign import load_sample, machine_load
+    from stanjax.runner.measure.jobs import load_sample, machine_load
 
     core = [(cpus or sorted(os.sched_getaffinity(0)))[0]]
     model_id, size = CALIBRATION

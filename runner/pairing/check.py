@@ -12,7 +12,7 @@ Three stages, each run only when the one before passed, so a mistake surfaces at
 3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
    judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
    agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
-   the other engine's run as the reference; the runs side by side: :mod:`stanjax.runner.pairing.run_comparison`).
+   the other engine's run as the reference; the runs side by side: :mod:`stanjax.runner.pairing.agreement`).
 
 Three verdicts (:mod:`stanjax.runner.pairing.check_verdicts`), because a user must tell "the port differs" from "NUTS could not
 sample this": *same posterior* (density and draws agree), *different posterior* (the density check failed, naming
@@ -36,12 +36,12 @@ from pathlib import Path
 from stanjax.models import ModelSpec, UsageError
 from stanjax.reports.stats import Ratio
 from stanjax.runner.measure import references, static_checks
-from stanjax.runner.measure.campaign import run_campaign
+from stanjax.runner.measure.jobs import run_jobs
 from stanjax.runner.measure.plan import Request, plan
 from stanjax.runner.pairing import density
+from stanjax.runner.pairing.agreement import agreement, engine_rows, parameter_rows, speed_ratio
 from stanjax.runner.pairing.check_verdicts import DIFFERENT, EXIT, SAME, SAMPLING_FAILED, run_verdict
 from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, target
-from stanjax.runner.pairing.run_comparison import agreement, engine_rows, parameter_rows, speed_ratio
 from stanjax.runner.pairing.speed_advice import speed_advice
 
 STAGES = ("static", "density", "run")
@@ -289,7 +289,7 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     )
     result.out.mkdir(parents=True, exist_ok=True)
     try:
-        run_campaign(result.jobs, result.out, request.timeout, result.records)
+        run_jobs(result.jobs, result.out, request.timeout, result.records)
     except KeyboardInterrupt as stop:
         result.stopped = stop
         return result

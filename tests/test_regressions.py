@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from msgspec.structs import replace
 
-from stanjax.runner.campaigns import compare
+from stanjax.runner.campaigns import regressions
 from stanjax.runner.commands.cli import main
 from stanjax.runner.core import superseded
 from stanjax.runner.core.records import read, to_builtins
@@ -61,7 +61,7 @@ def flagged(result):
 
 def test_the_fixture_runs_are_valid_and_pass_the_gold_check(runs):
     assert len(runs) == 20 and all(r.valid for r in runs)
-    result = compare.compare(runs, runs)
+    result = regressions.find(runs, runs)
     assert not result["regressed"] and flagged(result) == []
     assert {e["gold"]["status"] for e in result["entries"]} == {"passed"}
     assert all(s["status"] == "unchanged" for e in result["entries"] for s in e["speed"].values())
@@ -71,7 +71,7 @@ def test_the_fixture_runs_are_valid_and_pass_the_gold_check(runs):
 def test_a_25_percent_slowdown_with_low_noise_is_flagged(runs):
     base = with_timings(runs, 1.0, 0.02, seed=1)
     new = with_timings(runs, 1.25, 0.02, seed=2)
-    result = compare.compare(base, new)
+    result = regressions.find(base, new)
     assert sorted(flagged(result)) == sorted({(r.model_id, r.label) for r in runs})
     for e in result["entries"]:
         assert e["speed"]["ms_per_gradient"]["ratio"] == pytest.approx(1.25, rel=0.05)
@@ -82,13 +82,13 @@ def test_a_25_percent_slowdown_with_low_noise_is_flagged(runs):
 def test_a_25_percent_difference_within_high_noise_is_not_flagged(runs):
     base = with_timings(runs, 1.0, 0.5, seed=1)
     new = with_timings(runs, 1.25, 0.5, seed=2)
-    result = compare.compare(base, new)
+    result = regressions.find(base, new)
     assert flagged(result) == []
     assert all(e["speed"]["ms_per_gradient"]["p_value"] >= 0.05 for e in result["entries"])
 
 
 def test_an_improvement_is_reported_but_not_a_regression(runs):
-    result = compare.compare(with_timings(runs, 1.0, 0.02, 1), with_timings(runs, 0.7, 0.02, 2))
+    result = regressions.find(with_timings(runs, 1.0, 0.02, 1), with_timings(runs, 0.7, 0.02, 2))
     assert not result["regressed"]
     assert {e["speed"]["ess_per_s"]["status"] for e in result["entries"]} == {"improved"}
 
@@ -104,7 +104,7 @@ def test_a_posterior_mean_shifted_by_one_sd_fails_the_gold_check(runs):
         ),
     )
     new = [moved if r is shifted else r for r in runs]
-    result = compare.compare(runs, new)
+    result = regressions.find(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
     assert (entry["model_id"], entry["label"]) == (shifted.model_id, "NumPyro-CPU")
     assert entry["gold"]["status"] == "failed" and entry["gold"]["worst"]["worst_parameter"] == "mu"
@@ -117,7 +117,7 @@ def test_valid_in_base_and_invalid_in_new_is_a_correctness_regression(runs):
         replace(r, valid=False, failed_gates=["rhat"]) if r.model_id.startswith("covtype") and r.engine == "stan" else r
         for r in runs
     ]
-    result = compare.compare(runs, new)
+    result = regressions.find(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
     assert entry["label"] == "Stan-CPU" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
 
@@ -126,7 +126,7 @@ def test_version_changes_are_listed(runs):
     new = [
         replace(r, provenance=replace(r.provenance, versions={**r.provenance.versions, "jax": "9.9.9"})) for r in runs
     ]
-    [change] = compare.compare(runs, new)["version_changes"]
+    [change] = regressions.find(runs, new)["version_changes"]
     assert change["package"] == "jax" and change["new"] == ["9.9.9"] and change["base"] != ["9.9.9"]
 
 
@@ -160,13 +160,13 @@ def test_loaded_runs_and_runs_without_a_load_are_left_out_and_counted(runs):
     new = [r for r in with_timings(runs, 1.0, 0.02, seed=2) if r.model_id.startswith("eight_schools")]
     new += [replace(r, load=LOADED) for r in slow if r.model_id.startswith("covtype") and r.engine == "numpyro"]
     new += [replace(r, load=None) for r in covtype_stan]
-    result = compare.compare(base, new)
+    result = regressions.find(base, new)
     assert flagged(result) == [] and not result["regressed"]
     assert result["left_out"] == {"base": {}, "new": {"loaded": 5, "no load recorded": len(covtype_stan)}}
     only_base = [e for e in result["entries"] if e["model_id"].startswith("covtype")]
     assert len(only_base) == 2 and all(e["notes"] == ["only in BASE"] and e["n_new"] == 0 for e in only_base)
     # the same runs, clean: the slowdown is flagged
-    assert len(flagged(compare.compare(base, slow))) == 4
+    assert len(flagged(regressions.find(base, slow))) == 4
 
 
 def test_a_superseded_campaign_is_left_out_and_counted(runs, tmp_path, monkeypatch):
@@ -181,7 +181,7 @@ engines = ["numpyro"]
     monkeypatch.setattr(superseded, "load", lambda: entries)
     base = with_timings(runs, 1.0, 0.02, seed=1)
     new = with_timings(runs, 1.25, 0.02, seed=2)
-    result = compare.compare(base, new)
+    result = regressions.find(base, new)
     numpyro = sum(r.engine == "numpyro" for r in runs)
     assert result["left_out"] == {"base": {"superseded": numpyro}, "new": {"superseded": numpyro}}
     assert {e["label"] for e in result["entries"]} == {"Stan-CPU"}
@@ -203,7 +203,7 @@ def test_records_made_before_fingerprints_are_compared_with_their_slugs_new_reco
     base = with_timings(runs, 1.0, 0.02, seed=1)
     new = printed(with_timings(runs, 1.25, 0.02, seed=2), "85")
     assert {r.machine for r in new} != {r.machine for r in base}
-    result = compare.compare(base, new)
+    result = regressions.find(base, new)
     assert sorted(flagged(result)) == sorted({(r.model_id, r.label) for r in runs})
-    other = compare.compare(printed(base, "79"), new)
+    other = regressions.find(printed(base, "79"), new)
     assert flagged(other) == [] and all(e["speed"] is None for e in other["entries"])

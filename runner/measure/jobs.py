@@ -358,7 +358,7 @@ def new_campaign_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
 
 
-def run_campaign(
+def run_jobs(
     jobs: list[Job],
     out_dir: Path,
     timeout_s: float,

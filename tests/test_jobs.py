@@ -6,8 +6,8 @@ import time
 import pytest
 
 from stanjax.runner.core import records
-from stanjax.runner.measure import campaign
-from stanjax.runner.measure.campaign import LOADED_SHARE, load_sample, machine_load
+from stanjax.runner.measure import jobs
+from stanjax.runner.measure.jobs import LOADED_SHARE, load_sample, machine_load
 
 
 def test_load_is_the_other_processes_busy_cores_and_flags_a_loaded_machine():
@@ -97,10 +97,10 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     )
     planted = iter([True])  # the first attempt of the first run is loaded; every other one is clean
     waited = []
-    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(next(planted, False)))
-    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: waited.append(max_wait_s))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(next(planted, False)))
+    monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: waited.append(max_wait_s))
     written = []
-    rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
+    rerun = jobs.run_jobs(jobs, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
     on_disk = records.read(tmp_path / records.RESULTS_FILE)
     assert [(r.block, r.engine, r.clean) for r in on_disk] == [
         (0, "stan", False),
@@ -127,10 +127,10 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
     )
-    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(True))
-    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(True))
+    monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     written = []
-    rerun = campaign.run_campaign(jobs, tmp_path, 60, written, reruns=2)
+    rerun = jobs.run_jobs(jobs, tmp_path, 60, written, reruns=2)
     assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
     assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
     from stanjax.runner.measure.plan import done_keys
@@ -161,9 +161,9 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
             ]
         )
     )
-    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
-    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
-    campaign.run_campaign(jobs, tmp_path, 60, [], reruns=2)
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    jobs.run_jobs(jobs, tmp_path, 60, [], reruns=2)
     made = records.read(tmp_path / records.RESULTS_FILE)
     assert done_keys(tmp_path, clean=True) == {j.key() for j in jobs}
     older = tmp_path / "older"
@@ -187,16 +187,16 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
     )
-    monkeypatch.setattr(campaign, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
-    monkeypatch.setattr(campaign, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
-    campaign.run_campaign(jobs[:1], tmp_path / "here", 60, [], reruns=0)
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
+    jobs.run_jobs(jobs[:1], tmp_path / "here", 60, [], reruns=0)
     made = records.read(tmp_path / "here" / records.RESULTS_FILE)
     machine = made[0].provenance.machine
     elsewhere = replace(made[0], provenance=replace(made[0].provenance, machine=replace(machine, cpu="AMD EPYC 9999")))
     assert elsewhere.machine != made[0].machine
     records.append(tmp_path / "there" / records.RESULTS_FILE, elsewhere)
     argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--resume"]
-    monkeypatch.setattr(campaign, "run_one", lambda *args: pytest.fail("ran on another machine's campaign"))
+    monkeypatch.setattr(jobs, "run_one", lambda *args: pytest.fail("ran on another machine's campaign"))
     assert main([*argv, "--out", str(tmp_path / "there")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"is a campaign of {elsewhere.machine} and this machine is {made[0].machine}" in err
@@ -206,7 +206,7 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
     said = []
     busy = iter([0.75, 0.5, 0.05])
-    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: next(busy))
-    assert campaign.wait_for_quiet(None, 60, said.append) == 0.05 and len(said) == 1
-    monkeypatch.setattr(campaign, "busy_elsewhere", lambda core_ids: 0.75)
-    assert campaign.wait_for_quiet(None, 0, said.append) == 0.75  # no time left: runs anyway, flagged if loaded
+    monkeypatch.setattr(jobs, "busy_elsewhere", lambda core_ids: next(busy))
+    assert jobs.wait_for_quiet(None, 60, said.append) == 0.05 and len(said) == 1
+    monkeypatch.setattr(jobs, "busy_elsewhere", lambda core_ids: 0.75)
+    assert jobs.wait_for_quiet(None, 0, said.append) == 0.75  # no time left: runs anyway, flagged if loaded

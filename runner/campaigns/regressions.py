@@ -99,7 +99,7 @@ def left_out(recs: list[RunRecord], entries: tuple[superseded.Entry, ...]) -> di
     return counts
 
 
-def compare(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
+def find(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
     """Every measurement (``RunRecord.measurement_key``) of BASE's and NEW's clean, non-superseded runs, its speed
     change and its correctness checks. A measurement only on one side is noted as such; if the other side ran the
     same model and engine setup with other settings or data, the note says so. Records made before machines had
