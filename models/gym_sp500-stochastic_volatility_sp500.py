@@ -26,7 +26,7 @@ truth's 1.048, the longer run no nearer (0.886 +- 0.022 at 4 x 10,000). Here bot
 ``initial_log_volatility`` (= ``log_volatility[1]``, which the returns pin) in place of the mean, which follows as
 ``initial_log_volatility - white_noise_shock_scale * log_volatility_std[1] / sqrt(1 - persistence^2)``: a map of
 unit Jacobian, under which the mean's cauchy(0, 5) prior reads ``initial_log_volatility ~ cauchy(that shift, 5)``
-(same posterior; ``tests/test_models.py`` compares the log density with the target's, written from the package, at
+(same posterior; ``tests/models/test_models.py`` compares the log density with the target's, written from the package, at
 prior points). The mean's spread now lives in an innovation of unit scale: 26 runs of 4 x 1,000 draws at T = 100
 (suite settings) reached the tails (k-hat 0.14-0.59, pooled 0.3), diverged on 0.1-0.65 % of draws (one NumPyro run
 of 13: 2.35 %) and gave sds of the mean log volatility of 1.07-1.58 (pooled 1.19 Stan, 1.31 NumPyro) and means

@@ -229,7 +229,7 @@ def devices_row(measurements: list[dict]) -> dict:
     if backend == "cpu":
         verdict = (
             f"{NOT_MEASURED}: the {most} devices are one CPU split by XLA, so a speed-up means nothing; "
-            "the sharded log density and gradient equal the single-device ones (tests/test_sharding.py)"
+            "the sharded log density and gradient equal the single-device ones (tests/campaigns/test_sharding.py)"
         )
     else:
         verdict = (

@@ -1,7 +1,7 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
 The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one, and the worked
-examples' programs (``examples/*/stan/*.stan``, which tests/test_check.py builds), each built for the host's ISA
+examples' programs (``examples/*/stan/*.stan``, which tests/pairing/test_check.py builds), each built for the host's ISA
 (``-march=native``, the runs' default), and eight schools for x86-64-v2 too (the ISA tests build both). Each is
 built as the bundled Stan engine builds it (``HttpstanBackend.compile``), under the workers' interpreter:
 httpstan's cache is keyed by the program's text (with the flags' comment) and the interpreter's path, so the tests

@@ -24,12 +24,14 @@ def test_ruff_is_clean(command):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
 
 
-def test_no_library_module_is_over_400_lines_and_every_runner_module_sits_in_a_layer():
+def test_no_library_module_is_over_400_lines_and_every_runner_module_and_test_sits_in_a_layer():
     sizes = {p.relative_to(ROOT): len(p.read_text().splitlines()) for d in LIBRARY for p in (ROOT / d).rglob("*.py")}
     assert sizes and not {p: n for p, n in sizes.items() if n > MAX_LINES}
     assert [p.name for p in (ROOT / "runner").glob("*.py")] == ["__init__.py"]
     folders = {p.name for p in (ROOT / "runner").iterdir() if (p / "__init__.py").is_file()}
     assert folders == {name.rsplit(".", 1)[1] for level in LAYERS for name in level if name.startswith(RUNNER)}
+    tests = {p.name for p in (ROOT / "tests").iterdir() if (p / "__init__.py").is_file()}
+    assert tests == folders | {"reports", "models"}  # the tests mirror the layers
 
 
 def package_folders() -> dict[str, Path]:

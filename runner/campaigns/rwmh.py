@@ -2,7 +2,7 @@
 
 rlouf reported 1e9 samples in 25 s on a CPU with vectorised chains; the PRNG key was later found never to
 advance, so every step proposed the same move. Here each step gets its own key from ``jax.random.split`` and
-splits it again for the proposal and the acceptance draw; ``tests/test_rwmh.py`` proves consecutive moves
+splits it again for the proposal and the acceptance draw; ``tests/campaigns/test_rwmh.py`` proves consecutive moves
 differ and the draws have the mixture's moments.
 """
 

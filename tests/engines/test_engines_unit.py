@@ -2,6 +2,7 @@
 
 import pytest
 
+from stanjax.models import ROOT
 from stanjax.runner.engines.jax_setup import CompileClock
 from stanjax.runner.engines.stan_output import _parse_elapsed
 
@@ -70,7 +71,6 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     follow from the entry alone (no label-prefix test anywhere decides what an engine is)."""
     import dataclasses
     import json
-    from pathlib import Path
 
     from msgspec.structs import replace
 
@@ -86,7 +86,7 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
         order=-1,
     )
     monkeypatch.setitem(engine_registry.ENGINES, "fastjax", new)
-    runs = records.read(Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl")
+    runs = records.read(ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl")
     quiet = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
     runs = [replace(r, load=quiet, isa="native") for r in runs]  # an answer takes clean runs only
     runs = [replace(r, engine="fastjax", front_end="fastjax") if r.engine == "numpyro" else r for r in runs]

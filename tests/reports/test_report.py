@@ -16,6 +16,7 @@ import pytest
 from msgspec.structs import replace
 
 from stanjax import models
+from stanjax.models import ROOT
 from stanjax.reports import stats
 from stanjax.reports.build import build
 from stanjax.reports.numbers import number, speed, times
@@ -23,7 +24,7 @@ from stanjax.runner.core import records, superseded
 from stanjax.runner.core.engine_registry import label as engine_label
 from stanjax.runner.core.run_measures import MachineLoad
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 RUNS = FIXTURES / "tiny_repeats2.jsonl"
 STUDIES = FIXTURES / "studies_tiny"
 

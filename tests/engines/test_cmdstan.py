@@ -15,7 +15,7 @@ from stanjax.runner.core.engine_registry import find_cmdstan
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
 from tests import stan_child
-from tests.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
+from tests.core.test_isa import AVX, EIGHT_SCHOOLS, HOST_HAS_AVX2
 
 CMDSTAN = find_cmdstan()
 pytestmark = [

@@ -122,7 +122,7 @@ def cmdstan_like_fit(header: str):
 
 @pytest.mark.parametrize("q_sd, fitted", [(1.2, True), (0.4, False)])
 def test_cmdstans_approximate_draws_are_weighed_by_their_own_columns(q_sd, fitted):
-    """No CmdStan here (tests/test_cmdstan.py runs the engines where one is): CmdStan's ADVI writes each draw with
+    """No CmdStan here (tests/engines/test_cmdstan.py runs the engines where one is): CmdStan's ADVI writes each draw with
     the model's log density (``log_p__``) and its normal's, up to a constant (``log_g__``: the standard normal's of
     the draw before the affine map), and leaves ``lp__`` at 0. For a target N(0, 1) in 3 dimensions, a q = N(0,
     1.2^2) fits (bounded weights) and one of sd 0.4 does not (heavy-tailed weights); read as the JAX side's are,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
+from stanjax.models import ROOT
 from stanjax.runner.campaigns.gpu_campaign import PHASES, Item, Plan, Unit, estimated_s, make_plan, steps, units
 from stanjax.runner.campaigns.gpu_steps import all_items, done_items, lanes_left, pack, run_step, step_number
 from stanjax.runner.campaigns.studies import RLOUF_CHAINS, RWMH_STEPS
@@ -20,7 +21,7 @@ from stanjax.runner.core import records
 from stanjax.runner.core.config import Job, Placement, RunConfig
 from stanjax.runner.measure.estimates import Estimator
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
 COVTYPE = "covtype_synth-logistic_regression"
 BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"

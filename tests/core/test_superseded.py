@@ -1,7 +1,5 @@
 """results/SUPERSEDED: which records a known bug superseded, and a malformed file refused in one line."""
 
-from pathlib import Path
-
 import pytest
 from msgspec.structs import replace
 
@@ -9,7 +7,7 @@ from stanjax.models import ROOT, UsageError
 from stanjax.runner.core import records, superseded
 from stanjax.runner.core.run_measures import MachineLoad
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats2.jsonl"
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)
 
 

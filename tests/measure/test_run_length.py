@@ -1,16 +1,15 @@
 """Runs long enough to measure: a pairing whose shorter side samples for under 2 s draws more, both sides alike."""
 
-from pathlib import Path
-
 import pytest
 from msgspec.structs import replace
 
+from stanjax.models import ROOT
 from stanjax.runner.commands.cli import build_parser
 from stanjax.runner.core import records
 from stanjax.runner.measure.plan import plan
 from stanjax.runner.measure.run_length import MAX_FACTOR, lengthen
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 EIGHT = "eight_schools-eight_schools_noncentered"
 COVTYPE = "covtype_synth-logistic_regression"
 

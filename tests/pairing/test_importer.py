@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from stanjax import models
+from stanjax.models import ROOT
 from stanjax.runner.commands.cli import main
 from stanjax.runner.measure import references
 
-GARCH = Path(__file__).parent / "fixtures" / "garch11"
+GARCH = ROOT / "tests" / "fixtures" / "garch11"
 
 
 @pytest.fixture

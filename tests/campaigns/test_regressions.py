@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from msgspec.structs import replace
 
+from stanjax.models import ROOT
 from stanjax.runner.campaigns import regressions
 from stanjax.runner.commands.cli import main
 from stanjax.runner.core import superseded
@@ -19,7 +20,7 @@ from stanjax.runner.core.records import read, to_builtins
 from stanjax.runner.core.run_measures import MachineLoad
 from stanjax.runner.measure import references
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tiny_repeats5.jsonl"
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats5.jsonl"
 
 
 QUIET = MachineLoad(other_processes_cores=0.05, load_average_start=0.2, load_average_end=0.2, loaded=False)

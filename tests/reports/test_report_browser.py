@@ -19,7 +19,7 @@ import pytest
 from stanjax.models import ROOT
 from stanjax.reports.build import build
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 ARTIFACTS = ROOT / "out" / "artifacts"
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 MISSING = "Chromium or chromedriver not found (Debian: apt-get install chromium chromium-driver)"

@@ -5,7 +5,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.commands.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 @pytest.mark.parametrize(
