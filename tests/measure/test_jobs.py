@@ -79,7 +79,7 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     from stanjax.runner.commands.run import campaign_summary
     from stanjax.runner.measure.plan import plan
 
-    jobs = plan(
+    planned = plan(
         build_parser().parse_args(
             [
                 "run",
@@ -100,7 +100,7 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(next(planted, False)))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: waited.append(max_wait_s))
     written = []
-    rerun = jobs.run_jobs(jobs, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
+    rerun = jobs.run_jobs(planned, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
     on_disk = records.read(tmp_path / records.RESULTS_FILE)
     assert [(r.block, r.engine, r.clean) for r in on_disk] == [
         (0, "stan", False),
@@ -122,7 +122,7 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     from stanjax.runner.commands.run import campaign_summary
     from stanjax.runner.measure.plan import plan
 
-    jobs = plan(
+    planned = plan(
         build_parser().parse_args(
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
@@ -130,12 +130,12 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(True))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     written = []
-    rerun = jobs.run_jobs(jobs, tmp_path, 60, written, reruns=2)
+    rerun = jobs.run_jobs(planned, tmp_path, 60, written, reruns=2)
     assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
     assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
     from stanjax.runner.measure.plan import done_keys
 
-    assert done_keys(tmp_path) == {jobs[0].key()}  # --reruns 0: an ok record is done, loaded or not
+    assert done_keys(tmp_path) == {planned[0].key()}  # --reruns 0: an ok record is done, loaded or not
     assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
 
 
@@ -147,7 +147,7 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     from stanjax.runner.commands.cli import build_parser
     from stanjax.runner.measure.plan import done_keys, plan
 
-    jobs = plan(
+    planned = plan(
         build_parser().parse_args(
             [
                 "run",
@@ -163,15 +163,15 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     )
     monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
-    jobs.run_jobs(jobs, tmp_path, 60, [], reruns=2)
+    jobs.run_jobs(planned, tmp_path, 60, [], reruns=2)
     made = records.read(tmp_path / records.RESULTS_FILE)
-    assert done_keys(tmp_path, clean=True) == {j.key() for j in jobs}
+    assert done_keys(tmp_path, clean=True) == {j.key() for j in planned}
     older = tmp_path / "older"
     older.mkdir()
     for r in made:
         records.append(older / records.RESULTS_FILE, replace(r, isa="") if r.engine == "stan" else r)
-    assert done_keys(older, clean=True) == {j.key() for j in jobs if j.engine == "numpyro"}
-    assert done_keys(older) == {j.key() for j in jobs if j.engine == "numpyro"}  # with --reruns 0 as well
+    assert done_keys(older, clean=True) == {j.key() for j in planned if j.engine == "numpyro"}
+    assert done_keys(older) == {j.key() for j in planned if j.engine == "numpyro"}  # with --reruns 0 as well
 
 
 def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, capsys):
@@ -182,14 +182,14 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
     from stanjax.runner.commands.cli import build_parser, main
     from stanjax.runner.measure.plan import plan
 
-    jobs = plan(
+    planned = plan(
         build_parser().parse_args(
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
     )
     monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
-    jobs.run_jobs(jobs[:1], tmp_path / "here", 60, [], reruns=0)
+    jobs.run_jobs(planned[:1], tmp_path / "here", 60, [], reruns=0)
     made = records.read(tmp_path / "here" / records.RESULTS_FILE)
     machine = made[0].provenance.machine
     elsewhere = replace(made[0], provenance=replace(made[0].provenance, machine=replace(machine, cpu="AMD EPYC 9999")))

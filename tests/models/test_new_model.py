@@ -24,7 +24,7 @@ def test_a_model_that_sorts_first_breaks_no_test(tmp_path):
     assert sorted([*models.registry(), THROWAWAY])[0] == THROWAWAY
     copy = tmp_path / "checkout"
     for folder in ("stanjax", "models", "stan", "jax_models", "runner", "reports", "references", "results", "tests"):
-        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / folder, copy / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copyfile(ROOT / "pyproject.toml", copy / "pyproject.toml")
     source = models.get(SOURCE_ID)
     name = THROWAWAY.split("-", 1)[1]
