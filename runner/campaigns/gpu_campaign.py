@@ -2,22 +2,23 @@
 command of at most ``step_s``) at a time, each step going on where the last stopped.
 
 A plan is a list of units in priority order; a unit is one model at one size (or one grid point of a study), every
-engine and repeat of it, so its pairs stay whole. Phases, first to last, where the claims live first:
+engine and repeat of it, so its pairs stay whole. Phases (:data:`PHASES`), first to last, where the claims live
+first:
 
-  a. the claims' sizes: covtype at 581,012 rows (Tran & Hoffman) and Bradley–Terry at 200,000 matches (Ingram's
-     11× was at 160,420), their large presets: NumPyro and BlackJAX NUTS on the GPU, Stan on the CPU lane;
-  b. data size: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches (the crossover);
-  c. chains 4 ... 16,384: vectorised NUTS and ChEES (nested R-hat from 64 chains on) against Stan with a chain on
-     every core of the CPU lane, random-walk Metropolis, and rlouf's 1e9 random-walk draws in one run (JAX on the
-     GPU and on the CPU lane's cores);
-  d. the zoo at default: the quick models on every JAX engine on the GPU, the others on NumPyro there; Stan and
-     NumPyro on the CPU;
-  e. float32 on the GPU, its own labelled pairing: the quick models, and covtype at 581,012 rows (where float32
-     NUTS has been seen to fail: step sizes collapsing over sums of ~1e5 terms);
-  f. BlackJAX NUTS and ChEES on the GPU for the other models.
+- claims: the claims' sizes: covtype at 581,012 rows (Tran & Hoffman) and Bradley–Terry at 200,000 matches
+  (Ingram's 11× was at 160,420), their large presets: NumPyro and BlackJAX NUTS on the GPU, Stan on the CPU lane;
+- data: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches (the crossover);
+- chains: 4 ... 16,384 chains: vectorised NUTS and ChEES (nested R-hat from 64 chains on) against Stan with a
+  chain on every core of the CPU lane, random-walk Metropolis, and rlouf's 1e9 random-walk draws in one run (JAX
+  on the GPU and on the CPU lane's cores);
+- zoo: the zoo at default: the quick models on every JAX engine on the GPU, the others on NumPyro there; Stan and
+  NumPyro on the CPU;
+- float32: float32 on the GPU, its own labelled pairing: the quick models, and covtype at 581,012 rows (where
+  float32 NUTS has been seen to fail: step sizes collapsing over sums of ~1e5 terms);
+- blackjax: BlackJAX NUTS and ChEES on the GPU for the other models.
 
-The GPU runs float64 (Stan's precision) except in phase e. Stan gets the CPU lane's cores: its chains × threads a
-chain (the reduce_sum program where the model has one) fill them. Two lanes run at once on disjoint cores: the GPU
+The GPU runs float64 (Stan's precision) except in the float32 phase. Stan gets the CPU lane's cores: its chains ×
+threads a chain (the reduce_sum program where the model has one) fill them. Two lanes run at once on disjoint cores: the GPU
 lane (JAX on the GPU) on the first ``gpu_cores`` cores, the CPU lane (Stan and NumPyro on the CPU, one run at a
 time, alternating) on the rest; each record states its cores.
 Each run's time is estimated from earlier records of the same setup (:class:`Estimator`); a lane never starts a
@@ -51,16 +52,17 @@ DATA_SIZES = {COVTYPE: (100_000, 1_000_000), BRADLEY_TERRY: (10_000, 50_000, 160
 HEADLINE_BLOCKS, EXTRA_BLOCKS = 5, 3
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000
 
+# The phases by name, in priority order (the claims' regimes first): ``--phases`` picks some.
 PHASES = {
-    "a": "the claims' sizes, float64: covtype at 581,012 rows and Bradley–Terry at 200,000 matches, NumPyro and "
+    "claims": "the claims' sizes, float64: covtype at 581,012 rows and Bradley–Terry at 200,000 matches, NumPyro and "
     "BlackJAX NUTS on the GPU, Stan with the CPU lane's cores",
-    "b": "data size, float64: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches",
-    "c": "chains 4 … 16,384: NUTS and ChEES vectorised against Stan with a chain a core, random-walk Metropolis, "
+    "data": "data size, float64: covtype at 100k and 1M rows, Bradley–Terry at 10k, 50k, 160,420 and 1M matches",
+    "chains": "chains 4 … 16,384: NUTS and ChEES vectorised against Stan with a chain a core, random-walk Metropolis, "
     "rlouf's 1e9 draws",
-    "d": "the zoo at default, float64: every JAX engine on the GPU for the quick models, NumPyro for the others; "
+    "zoo": "the zoo at default, float64: every JAX engine on the GPU for the quick models, NumPyro for the others; "
     "Stan and NumPyro on the CPU",
-    "e": "float32 on the GPU, its own pairing: the quick models, and covtype at 581,012 rows",
-    "f": "BlackJAX NUTS and ChEES on the GPU (float64) for the other models",
+    "float32": "float32 on the GPU, its own pairing: the quick models, and covtype at 581,012 rows",
+    "blackjax": "BlackJAX NUTS and ChEES on the GPU (float64) for the other models",
 }
 
 
@@ -248,7 +250,7 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
 
     big_data = {"gpu": ("numpyro", "blackjax_nuts"), "cpu": ("stan",)}
     for model_id in CLAIM_MODELS:
-        unit("a", f"{model_id} large", models.get(model_id), large, big_data, HEADLINE_BLOCKS)
+        unit("claims", f"{model_id} large", models.get(model_id), large, big_data, HEADLINE_BLOCKS)
     study_warmup, study_draws = ITERATIONS["gpu"]
     for model_id, grid in DATA_SIZES.items():
         spec = models.get(model_id)
@@ -256,29 +258,37 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
         for n in grid:
             config = RunConfig(size="default", warmup=study_warmup, draws=study_draws, resize=((spec.n_key, n),))
             engines = {**big_data, "cpu": CPU_PAIR if n == min(grid) else ("stan",)}
-            unit("b", f"{model_id} {spec.n_key}={n:,}", spec, config, engines, 1, study="data-size")
+            unit("data", f"{model_id} {spec.n_key}={n:,}", spec, config, engines, 1, study="data-size")
     chains_study = STUDIES["chains"]
     for chains in chains_study.grids["gpu"]:
         for spec in chains_study.models():
             config = RunConfig(size="small", chains=chains, warmup=study_warmup, draws=study_draws)
             engines = {"gpu": ("numpyro", "blackjax_chees")}
-            unit("c", f"{spec.id} {chains} chains", spec, config, engines, 1, "chains", chain_method="vectorized")
+            unit("chains", f"{spec.id} {chains} chains", spec, config, engines, 1, "chains", chain_method="vectorized")
         found.append(rwmh_unit(chains, (("gpu", "jax"), ("cpu", "numpy")), estimate))
     for spec in chains_study.models():  # the many-chain answer Stan's user has: a chain on every core
         config = RunConfig(size="small", chains=cores - gpu_cores, warmup=study_warmup, draws=study_draws)
-        unit("c", f"{spec.id} Stan, a chain a core", spec, config, {"cpu": ("stan",)}, 1, "chains")
+        unit("chains", f"{spec.id} Stan, a chain a core", spec, config, {"cpu": ("stan",)}, 1, "chains")
     found.append(rwmh_unit(RLOUF_CHAINS, (("gpu", "jax"), ("cpu", "jax")), estimate, "rlouf's 1e9 draws: "))
     for model_id in QUICK_MODELS:
         engines = {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR}
-        unit("d", f"{model_id} default", models.get(model_id), default, engines, HEADLINE_BLOCKS)
+        unit("zoo", f"{model_id} default", models.get(model_id), default, engines, HEADLINE_BLOCKS)
     for spec in others:
-        unit("d", f"{spec.id} default", spec, default, {"gpu": ("numpyro",), "cpu": CPU_PAIR}, HEADLINE_BLOCKS)
+        unit("zoo", f"{spec.id} default", spec, default, {"gpu": ("numpyro",), "cpu": CPU_PAIR}, HEADLINE_BLOCKS)
     for model_id in QUICK_MODELS:
         spec = models.get(model_id)
-        unit("e", f"{model_id} default float32", spec, default, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, x64=False)
-    unit("e", f"{COVTYPE} large float32", models.get(COVTYPE), large, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, x64=False)
+        unit("float32", f"{model_id} default float32", spec, default, {"gpu": ("numpyro",)}, EXTRA_BLOCKS, x64=False)
+    unit(
+        "float32",
+        f"{COVTYPE} large float32",
+        models.get(COVTYPE),
+        large,
+        {"gpu": ("numpyro",)},
+        EXTRA_BLOCKS,
+        x64=False,
+    )
     for spec in others:
-        unit("f", f"{spec.id} default BlackJAX", spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS)
+        unit("blackjax", f"{spec.id} default BlackJAX", spec, default, {"gpu": BLACKJAX_ENGINES}, EXTRA_BLOCKS)
     return found
 
 
@@ -293,7 +303,7 @@ def rwmh_unit(chains: int, lanes, estimate: Estimator, label: str = "") -> Unit:
         Item(lane, "chains", *estimate.measurement(backend, rwmh_device(lane, backend), chains), rwmh=(chains, backend))
         for lane, backend in lanes
     ]
-    return Unit("c", f"{label}random-walk Metropolis {chains:,} chains", items)
+    return Unit("chains", f"{label}random-walk Metropolis {chains:,} chains", items)
 
 
 def make_plan(
@@ -303,7 +313,7 @@ def make_plan(
     gpu_cores: int,
     estimate: Estimator,
     compile_s: float,
-    phases: str = "".join(PHASES),
+    phases: tuple[str, ...] = tuple(PHASES),
     isa: str = "native",
 ) -> Plan:
     """Units in priority order while the estimated machine time fits ``budget_s``; a unit that does not fit is

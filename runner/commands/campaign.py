@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from stanjax.models import ROOT, UsageError
+from stanjax.models import ROOT, UnknownChoice, UsageError
 from stanjax.runner.campaigns.gpu_campaign import PHASES, Plan, make_plan, step_wall_s, steps
 from stanjax.runner.campaigns.gpu_steps import (
     ARCHIVED_FILE,
@@ -37,7 +37,7 @@ DESCRIPTION = (
     "step runs at most --step (9 minutes: a borrowed GPU's commands may take 10), goes on where the last one "
     "stopped, and packs its records into OUT/archives/step-NN.tar.gz (parts of at most 16 MiB). Run the same "
     "command again until it says the campaign is complete. Phases in priority order: "
-    + "; ".join(f"({key}) {text}" for key, text in PHASES.items())
+    + "; ".join(f"{key}: {text}" for key, text in PHASES.items())
     + ". Two lanes run at once on disjoint cores: "
     "the JAX engines on the GPU, and Stan and NumPyro on the CPU (alternating, never at once) on the other cores. "
     "Each run's time is estimated from earlier records (--history); --dry-run prints the plan without running."
@@ -85,9 +85,10 @@ def add_parser(verbs) -> None:
     )
     parser.add_argument(
         "--phases",
-        default="".join(PHASES),
-        metavar="LETTERS",
-        help="only these phases, e.g. abc (default: all, %(default)s)",
+        type=lambda text: tuple(name.strip() for name in text.split(",") if name.strip()),
+        default=tuple(PHASES),
+        metavar="NAMES",
+        help=f"only these phases, comma-separated, e.g. claims,chains (default: all: {','.join(PHASES)})",
     )
     parser.add_argument(
         "--isa",
@@ -209,9 +210,11 @@ def check(args, cores: int) -> None:
         raise UsageError(
             f"--gpu-cores must leave the CPU lane at least one core: between 1 and {cores - 1}, got {args.gpu_cores}"
         )
-    unknown = sorted(set(args.phases) - set(PHASES))
-    if unknown or not args.phases:
-        raise UsageError(f"--phases takes letters from {''.join(PHASES)}, got {args.phases!r}")
+    if not args.phases:
+        raise UsageError(f"--phases takes names from {', '.join(PHASES)}; none given")
+    for name in args.phases:
+        if name not in PHASES:
+            raise UnknownChoice("phase", name, PHASES)
 
 
 def describe(plan: Plan, out: Path, compile_s: float) -> None:

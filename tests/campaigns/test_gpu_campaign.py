@@ -99,8 +99,12 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     plan = make_plan(20 * 60, 9 * 60, 16, 2, Constant(20.0, {("stan", 1_000_000): 3600.0}), compile_s=120)
     lanes = {lane: plan.items(lane) for lane in ("gpu", "cpu")}
     assert estimated_s(lanes, plan.step_s, 120) <= plan.budget_s
-    assert [(u.phase, u.label) for u in plan.units[:2]] == [("a", f"{COVTYPE} large"), ("a", f"{BRADLEY_TERRY} large")]
-    assert [u.phase for u in plan.units] == sorted(u.phase for u in plan.units)  # priority order kept
+    assert [(u.phase, u.label) for u in plan.units[:2]] == [
+        ("claims", f"{COVTYPE} large"),
+        ("claims", f"{BRADLEY_TERRY} large"),
+    ]
+    order = list(PHASES)
+    assert [u.phase for u in plan.units] == sorted((u.phase for u in plan.units), key=order.index)  # priority kept
     assert any("over the budget" in why for _, why in plan.left_out)
     for item in lanes["gpu"]:
         assert item.job is None or (item.job.device == "gpu" and (item.job.first_core, item.job.cores) == (0, 2))
@@ -119,8 +123,13 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
     too_long = [what for what, why in everything.left_out if "longer than one step" in why]
     assert too_long and all("stan-cpu" in what and "N=1000000" in what for what in too_long)
     # the headline units run 5 paired blocks (an interval and a verdict), the extras 3 (labelled insufficient)
-    blocks = {u.phase: {i.job.block for i in u.items} for u in everything.units if u.phase in "adef"}
-    assert blocks == {"a": set(range(5)), "d": set(range(5)), "e": set(range(3)), "f": set(range(3))}
+    blocks = {u.phase: {i.job.block for i in u.items} for u in everything.units if u.phase not in ("data", "chains")}
+    assert blocks == {
+        "claims": set(range(5)),
+        "zoo": set(range(5)),
+        "float32": set(range(3)),
+        "blackjax": set(range(3)),
+    }
     gpu_jobs = [i.job for u in everything.units for i in u.items if i.job and i.job.device == "gpu"]
     float32 = {
         (u.phase, u.label)
@@ -128,13 +137,13 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
         for i in u.items
         if i.job and i.job.placement.precision == "float32"
     }
-    assert {phase for phase, _ in float32} == {"e"} and (("e", f"{COVTYPE} large float32") in float32)
+    assert {phase for phase, _ in float32} == {"float32"} and (("float32", f"{COVTYPE} large float32") in float32)
     assert sum(j.placement.precision == "float64" for j in gpu_jobs) > len(gpu_jobs) / 2
-    sizes = {i.job.config.resize for u in everything.units if u.phase == "b" for i in u.items}
+    sizes = {i.job.config.resize for u in everything.units if u.phase == "data" for i in u.items}
     assert ((("n_matches", 160_420),)) in sizes and ((("N", 1_000_000),)) in sizes
-    chains = [i.job for u in everything.units if u.phase == "c" for i in u.items if i.job]
+    chains = [i.job for u in everything.units if u.phase == "chains" for i in u.items if i.job]
     assert max(job.config.chains for job in chains) == 16_384
-    assert {i.study for u in everything.units if u.phase == "c" for i in u.items} == {"chains"}
+    assert {i.study for u in everything.units if u.phase == "chains" for i in u.items} == {"chains"}
     # against Stan's many-chain answer (a chain on each of the CPU lane's 14 cores), and rlouf's 1e9 draws whole
     stan = [job for job in chains if job.engine == "stan"]
     assert stan and {(j.device, j.config.chains, j.placement.threads_per_chain) for j in stan} == {("cpu", 14, 1)}
@@ -145,7 +154,7 @@ def test_the_plan_fits_its_budget_in_priority_order_on_disjoint_cores_and_says_w
 
 
 def test_a_random_walk_measurement_is_done_on_its_own_device_only(tmp_path):
-    plan = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0), compile_s=0, phases="c")
+    plan = make_plan(10**6, 9 * 60, 16, 2, Constant(20.0), compile_s=0, phases=("chains",))
     row = {"measure": "rwmh", "backend": "jax", "device": "cpu", "chains": RLOUF_CHAINS, "steps": 10_000}
     records.append(tmp_path / records.MEASUREMENTS_FILE, records.measurement("chains", row))
     done = [all_items(plan)[i] for i in done_items(plan, tmp_path)]
@@ -177,7 +186,7 @@ def tiny_plan(cpus: int) -> Plan:
         "cpu": [Job(EIGHT, "stan", TINY, repeat, Placement(), "bundled", 7, 1, 1) for repeat in (0, 1)],
     }
     items = [Item(lane, "", 20.0 if job.repeat == 0 else 900.0, "test", job=job) for lane in jobs for job in jobs[lane]]
-    return Plan(3600, 1000, cpus, 1, [Unit("a", "eight schools tiny", items)])
+    return Plan(3600, 1000, cpus, 1, [Unit("claims", "eight schools tiny", items)])
 
 
 def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkeypatch):
@@ -333,7 +342,7 @@ def test_the_dry_run_prints_the_plan_and_needs_no_gpu(tmp_path, capsys):
     "argv, message",
     [
         (["--budget", "5x"], "invalid duration"),
-        (["--phases", "az", "--dry-run", "--cores", "16"], "--phases"),
+        (["--phases", "claims,chians", "--dry-run", "--cores", "16"], "unknown phase 'chians'"),
         (["--step", "30s", "--dry-run", "--cores", "16"], "--step"),
         (["--cores", "16", "--gpu-cores", "16", "--dry-run"], "--gpu-cores"),
         (["--cores", "1000"], "--cores"),
@@ -421,7 +430,7 @@ def test_a_loaded_run_is_run_once_more_where_the_step_has_time(tmp_path, monkeyp
 
     def step(estimate_s: float, time_left_s: float, folder: Path) -> list:
         calls.clear()
-        plan = Plan(3600, 1000, 2, 1, [Unit("a", "one", [Item("cpu", "", estimate_s, "test", job=job)])])
+        plan = Plan(3600, 1000, 2, 1, [Unit("claims", "one", [Item("cpu", "", estimate_s, "test", job=job)])])
         said = []
         run_step(plan, folder, time.monotonic() + clock.offset + time_left_s, 600, [], say=said.append)
         return calls, said
@@ -497,7 +506,7 @@ def test_calibrate_measures_each_lanes_setups_on_its_cores_before_planning(tmp_p
 
     monkeypatch.setattr(gradient_cost, "measure_setups", measure_setups)
     monkeypatch.setattr("stanjax.runner.commands.campaign.usable_cores", lambda: list(range(16)))
-    argv = ["campaign", "gpu", "--dry-run", "--cores", "16", "--phases", "a", "--budget", "60m", "--calibrate"]
+    argv = ["campaign", "gpu", "--dry-run", "--cores", "16", "--phases", "claims", "--budget", "60m", "--calibrate"]
     assert main([*argv, "--out", str(tmp_path / "c"), "--history", str(FIXTURES)]) == 0
     out = capsys.readouterr().out
     gpu, cpu = asked[(0, 1)], asked[tuple(range(2, 16))]
