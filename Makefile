@@ -36,10 +36,10 @@ report: $(LINKED)
 
 # The whole suite: every Stan program compiled first, two at a time (compilers' messages in out/test-compile.log),
 # then the tests on two pytest-xdist workers. `make test-fast` leaves out the slow tests and those that need a
-# compiled Stan program (it compiles nothing): the edit loop.
+# compiled Stan program (it compiles nothing): the edit loop. The 25 slowest tests are listed at the end.
 TEST_JOBS ?= 2
 test: $(LINKED) browser precompile
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
 
 test-fast: $(LINKED)
 	$(BIN)/python -m pytest -m "not slow and not stan"
