@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
+from stanjax import models
 from stanjax.models import UsageError
 from stanjax.runner.core.paths import cache_dir
 
@@ -54,3 +56,17 @@ LONGEST_FIRST = [
 def pytest_collection_modifyitems(config, items):
     rank = {file: i for i, file in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise
+
+
+@pytest.fixture
+def own_models(monkeypatch):
+    """Model folders a test takes in (``--model-dir``, ``sj.check`` of a pair) leave the registry, the environment
+    (which workers inherit) and the loaded NumPyro modules as they were."""
+    monkeypatch.setenv(models.MODEL_DIRS_ENV, "")
+    modules = set(sys.modules)
+    models.registry.cache_clear()
+    yield
+    for name in set(sys.modules) - modules:
+        if name.startswith("stanjax.jax_models."):
+            del sys.modules[name]
+    models.registry.cache_clear()

@@ -2,13 +2,11 @@
 the records as a table and the report, through the same planning, workers and gates as the CLI."""
 
 import json
-import sys
 
 import numpy as np
 import pytest
 
 import stanjax as sj
-from stanjax import models
 from stanjax.models import ROOT, UnknownChoice, UsageError
 
 EIGHT = "eight_schools-eight_schools_noncentered"
@@ -66,19 +64,6 @@ def test_compare_runs_paired_blocks_and_says_when_they_are_too_few(tmp_path):
     assert len(table) == 4 and set(table.engine) == {"stan", "numpyro"}
     index = sj.report(tmp_path, out=tmp_path / "report")
     assert index.name == "index.html" and EIGHT in index.read_text()
-
-
-@pytest.fixture
-def own_models(monkeypatch):
-    """The pair's model folder leaves the registry and the environment (which workers inherit) as they were."""
-    monkeypatch.setenv(models.MODEL_DIRS_ENV, "")
-    modules = set(sys.modules)
-    models.registry.cache_clear()
-    yield
-    for name in set(sys.modules) - modules:
-        if name.startswith("stanjax.jax_models."):
-            del sys.modules[name]
-    models.registry.cache_clear()
 
 
 def test_check_is_the_verbs_logic_with_a_result_object(tmp_path, own_models):

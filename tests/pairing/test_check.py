@@ -24,19 +24,6 @@ ZOO = list(models.registry().values())
 
 
 @pytest.fixture
-def own_models(monkeypatch):
-    """Model folders taken in during a test leave the registry, the environment and the loaded NumPyro modules as they were."""
-    monkeypatch.setenv(models.MODEL_DIRS_ENV, "")
-    modules = set(sys.modules)
-    models.registry.cache_clear()
-    yield
-    for name in set(sys.modules) - modules:
-        if name.startswith("stanjax.jax_models."):
-            del sys.modules[name]
-    models.registry.cache_clear()
-
-
-@pytest.fixture
 def pair(tmp_path):
     """The example's three files, copied: (Stan program, NumPyro file, data file)."""
     files = (tmp_path / "poisson_regression.stan", tmp_path / "poisson_regression.py", tmp_path / "counts.json")
