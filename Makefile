@@ -87,8 +87,10 @@ lock-cuda:
 	  -c requirements.lock - -o requirements-cuda.lock
 
 # The locked wheels a borrowed GPU box lacks (its image has Python 3.12, JAX with CUDA, NumPy, SciPy, pandas,
-# matplotlib, rich, jinja2, aiohttp, xarray, optax, equinox, diffrax; no internet): downloaded here into .gpu-carry/ for the device
-# tool to carry (42 MB, httpstan 35 of them); docker/gpu-step.sh puts them on its PYTHONPATH there. README: "On a borrowed GPU".
+# matplotlib, rich, jinja2, aiohttp, xarray, optax, equinox, diffrax; no internet): downloaded here into .gpu-carry/
+# for the device tool to carry (14 MB); docker/gpu-step.sh puts them on its PYTHONPATH there. README: "On a borrowed
+# GPU". httpstan's wheel goes without the C++ headers only compiling needs (docker/slim-httpstan.py: 33 -> 5.5 MB):
+# the box samples modules built here and carried (make gpu-stan), so the checkout and both fit the device's 64 MiB.
 GPU_CARRY := appdirs arviz arviz-base arviz-plots arviz-stats blackjax clikit cmdstanpy crashtest flowjax httpstan \
   inference-gym lazy-loader marshmallow msgspec numpyro orjson paramax pastel pylev pystan stanio webargs \
   xarray-einstats
@@ -98,6 +100,7 @@ gpu-carry: $(LINKED)
 	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
 	  -d .gpu-carry -r .gpu-carry.txt
 	rm .gpu-carry.txt
+	$(BIN)/python docker/slim-httpstan.py .gpu-carry/httpstan-*.whl
 
 # Bundled Stan's modules for the GPU campaign's plan (GPU_PLAN: the options its steps will get), built here and
 # carried to the GPU box in .gpu-stan/ (about 1 MB a program): programs the box compiled itself died there

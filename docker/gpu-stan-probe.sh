@@ -5,6 +5,9 @@
 # library path and Python's compiler flags (what httpstan builds with there), which libtbb and libstdc++ a model
 # module loads, the native backtrace of a chain (cuda-gdb, the machine's only debugger), and whether pystan's
 # own build (httpstan's prebuilt NUTS object, no -march) samples there.
+# It compiles on the box, so it needs httpstan's whole wheel, which make gpu-carry slims to what sampling carried
+# modules needs: fetch it whole again first (.venv/bin/pip download --no-deps --only-binary=:all: --python-version
+# 3.12 --platform manylinux2014_x86_64 httpstan==4.17.0 -d .gpu-carry replaces the slimmed one).
 set -uo pipefail
 site=.gpu-site
 [ -d "$site" ] || python3 -m pip install --quiet --no-index --no-deps --target "$site" .gpu-carry/*.whl

@@ -82,6 +82,11 @@ class HttpstanBackend:
         code = self.program_code(stan_file, isa)
         name = httpstan.models.calculate_model_name(code)
         cached = name in httpstan.cache.list_model_names()
+        if not cached and not (Path(httpstan.models.__file__).parent / "include" / "stan" / "model").is_dir():
+            raise RuntimeError(  # docker/slim-httpstan.py's wheel on a GPU box: it samples carried modules only
+                f"{stan_file.name} is not compiled here and this httpstan has no C++ headers to compile it "
+                "(a slimmed wheel): carry its module (make gpu-stan)"
+            )
 
         async def build():
             async with stan.common.HttpstanClient() as client:

@@ -525,3 +525,29 @@ def test_a_first_step_the_compilation_fills_leaves_its_runs_to_the_next():
     assert [[len(lane) for lane in step.values()] for step in cut] == [[0, 0], [1, 1]]
     with pytest.raises(ValueError, match="longer than a step"):
         steps({"gpu": [item("gpu", 400)]}, step_s=330)
+
+
+def test_the_gpu_boxs_httpstan_wheel_leaves_out_the_headers_and_keeps_what_sampling_reads(tmp_path):
+    """docker/slim-httpstan.py: a wheel without Stan's C++ headers and the prebuilt services object (the box samples
+    carried modules), its RECORD without their lines; the Python code, stanc, the libraries and Stan's version
+    header (every record states the Stan version) stay."""
+    import importlib.util
+    import zipfile
+
+    found = importlib.util.spec_from_file_location("slim_httpstan", ROOT / "docker" / "slim-httpstan.py")
+    assert found is not None and found.loader is not None
+    slim = importlib.util.module_from_spec(found)
+    found.loader.exec_module(slim)
+    kept = ["httpstan/models.py", "httpstan/stanc", "httpstan/lib/libtbb.so.2", "httpstan/include/stan/version.hpp"]
+    dropped = ["httpstan/include/stan/model/model_base.hpp", "httpstan/stan_services.o"]
+    wheel = tmp_path / "httpstan-4.17.0-cp312-cp312-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as made:
+        for name in kept + dropped:
+            made.writestr(name, "x" * 1000)
+        made.writestr("httpstan-4.17.0.dist-info/RECORD", "".join(f"{name},sha256=x,1000\n" for name in kept + dropped))
+    before, after = slim.slim(wheel)
+    with zipfile.ZipFile(wheel) as done:
+        names = set(done.namelist())
+        record = done.read("httpstan-4.17.0.dist-info/RECORD").decode()
+    assert names == {*kept, "httpstan-4.17.0.dist-info/RECORD"} and after < before
+    assert [line.split(",")[0] for line in record.splitlines()] == kept

@@ -265,3 +265,19 @@ def test_the_services_folder_outlives_the_venv_that_made_it(tmp_path, monkeypatc
         "include": package / "include",
         "lib": package / "lib",
     }
+
+
+def test_an_httpstan_without_headers_refuses_a_program_not_carried_in_one_line(tmp_path, monkeypatch):
+    """On a GPU box whose httpstan is docker/slim-httpstan.py's (no C++ headers), a program whose module was not
+    carried is one line naming the remedy, before httpstan would try a compile that cannot work."""
+    import httpstan.models
+
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+
+    slimmed = tmp_path / "httpstan"
+    (slimmed / "include" / "stan").mkdir(parents=True)  # version.hpp's folder stays, stan/model/ does not
+    monkeypatch.setattr(httpstan.models, "__file__", str(slimmed / "models.py"))
+    program = tmp_path / "not_carried.stan"
+    program.write_text(f"parameters {{ real y; }}\nmodel {{ y ~ normal(0, 1); }}\n// {tmp_path}\n")
+    with pytest.raises(RuntimeError, match=r"not_carried.stan is not compiled here .* carry its module"):
+        HttpstanBackend().compile(program)
