@@ -6,7 +6,7 @@ only from the layers below it (``tests/test_lint.py`` holds the arrows), and eve
   the ``engine_registry`` (what each engine is, without importing one);
 - ``engines/``: one adapter per sampler, all answering the registry's two calls;
 - ``measure/``: one run measured and gated: ``plan`` (requests -> jobs), ``jobs`` (the job runner: jobs in worker processes),
-  ``worker``, ``metrics``, ``validity`` and ``diagnose`` (the gates), ``energy``, ``gradient_cost``,
+  ``worker`` (samples), ``judge`` (the draws' ``metrics``, and ``validity`` and ``diagnose``: the gates), ``energy``, ``gradient_cost``,
   ``run_length``, ``references``, ``estimates``, ``suites``, and the programs read before a run (``stan_program``,
   ``static_checks``);
 - ``pairing/``: two programs proven to target one posterior and compared: ``check`` with ``check_verdicts``,

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,11 +24,10 @@ from stanjax.models import ROOT
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import Job
 from stanjax.runner.core.records import RunRecord
-from stanjax.runner.measure import validity
+from stanjax.runner.measure import judge, validity
 
 ERROR_TAIL_LINES = 20
-# One spelling of the interpreter for every worker: httpstan's model cache key includes the executable's path,
-# so `.venv/bin/python` and `.venv/bin/python3.12` would each compile every Stan model.
+# One interpreter path for every worker: httpstan's cache key holds it (`python`, `python3.12`: two compiles each).
 WORKER_PYTHON = str(Path(sys.prefix) / "bin" / "python")
 
 
@@ -63,12 +63,13 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
 
 
 def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None = None) -> dict:
-    """The worker's part of the record, or ``status`` and the last lines of its output when it failed; with the
-    load of the machine beside it either way (on the job's own cores where it was pinned to some). The worker
-    saves the run's draws to ``draws_file`` where one is given."""
+    """The worker's part of the record judged here (metrics, gates: :mod:`stanjax.runner.measure.judge`), or ``status``
+    and the last lines of its output when it failed; with the machine's load beside it either way (on the job's own
+    cores where it was pinned to some). The draws are kept in ``draws_file`` where one is given."""
     core_ids = job_core_ids(job)
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
+        draws_file = draws_file or Path(tmp) / "draws.npz"
         job_file.write_text(json.dumps(job.as_dict()))
         log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.config.hash()}.{job.repeat}.log"
         before = load_sample(core_ids)
@@ -83,7 +84,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
                     "stanjax.runner.measure.worker",
                     str(job_file),
                     str(result_file),
-                    *([str(draws_file)] if draws_file else []),
+                    str(draws_file),
                 ],
                 cwd=ROOT,
                 stdout=log,
@@ -108,7 +109,18 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
         after["ours_s"] += worker_cpu_s
         load = machine_load(before, after, wall_s)
         if status == "ok":
-            return {"status": "ok", "wall_s": wall_s, "load": load, **json.loads(result_file.read_text())}
+            measured = json.loads(result_file.read_text())
+            warmup_gradients = measured.pop(judge.WARMUP_GRADIENTS)
+            try:
+                with judge.on_cores(core_ids):
+                    result = judge.load_result(draws_file, measured, warmup_gradients)
+                    judged = judge.judge(job, result, measured["data_hash"])
+            except Exception:  # the run's failure, not the campaign's: its record says where
+                with open(log_file, "a") as log:
+                    log.write(f"judging the draws failed:\n{traceback.format_exc()}")
+                status = "error"
+            else:
+                return {"status": "ok", "wall_s": wall_s, "load": load, **measured, **judged}
     tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
     if status == "timeout":
         error = f"timed out after {timeout_s:g} s"

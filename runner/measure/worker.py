@@ -1,14 +1,15 @@
-"""Runs one job in its own process: ``python -m stanjax.runner.measure.worker JOB.json RECORD.json [DRAWS.npz]``.
+"""Runs one job in its own process: ``python -m stanjax.runner.measure.worker JOB.json RECORD.json DRAWS.npz``.
 
 A fresh process per run gives each engine a clean start (JAX's device count is fixed at start-up) and lets
-the campaign survive a crash. The worker writes the run's measured part of the record; the campaign adds
-provenance and appends it.
+the campaign survive a crash. The worker writes the run's measured part of the record and its draws; the
+campaign judges the draws (metrics and gates: :mod:`stanjax.runner.measure.judge`), adds provenance and appends
+the record.
 
 ``STANJAX_FAULT=<engine>:crash`` or ``<engine>:hang`` makes a worker of that engine die or hang before it
 samples: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
 
-With DRAWS.npz (the API's ``sample``) the worker also saves the draws and the sampler's per-draw statistics there:
-``posterior/<name>`` (chain, draw, ...) and ``sample_stats/<name>``, as arviz lays them out.
+DRAWS.npz holds the draws and the sampler's per-draw statistics: ``posterior/<name>`` (chain, draw, ...) and
+``sample_stats/<name>``, as arviz lays them out (the API's ``sample`` returns them).
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ import time
 from pathlib import Path
 
 import msgspec
-import numpy as np
 
 from stanjax import models
 from stanjax.runner.core.config import Job
-from stanjax.runner.core.engine_registry import entry, get_engine
-from stanjax.runner.measure import diagnose, energy, references, validity
-from stanjax.runner.measure.metrics import max_rhat, summarise
+from stanjax.runner.core.engine_registry import get_engine
+from stanjax.runner.measure import energy, judge
 
 
 def _planted_fault(engine: str) -> None:
@@ -64,9 +63,10 @@ def pin_to_cores(cores: int, first_core: int = 0) -> list[int]:
 METERED_SPAN = "engine.sample: warmup, sampling and, for JAX engines, their JIT compile"
 
 
-def run_job(job: Job, draws_file: Path | None = None) -> dict:
-    """Sample, then measure: the worker's part of the record (data hash, engine details, timings, metrics, gates,
-    the sample call's energy); the draws saved to ``draws_file`` where one is given."""
+def run_job(job: Job, draws_file: Path) -> dict:
+    """Sample, save the draws to ``draws_file``, and return the measured part of the record (data hash, engine
+    details, timings, the sample call's energy) with the warmup's gradient count; the campaign judges the draws
+    (:mod:`stanjax.runner.measure.judge`) once this process has exited."""
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
@@ -79,25 +79,10 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
-    if draws_file:
-        np.savez(
-            draws_file,
-            allow_pickle=True,  # numpy's default, given so that the arrays' ** cannot stand for it
-            **{f"posterior/{name}": draws for name, draws in result.draws.items()},
-            **{"sample_stats/diverging": result.stats.divergent, "sample_stats/n_steps": result.stats.n_leapfrog},
-        )
+    judge.save_draws(draws_file, result)
     timings = result.timings
-    # Superchains only where the engine started its chains in them (the JAX engines say so; Stan does not).
-    superchain_ids = job.config.superchain_ids() if result.info.get("superchains") else None
-    metrics = summarise(result, [p.name for p in spec.judged], superchain_ids)
-    data_hash = models.data_hash(data)
-    reference, why = references.applicable(spec.id, job.config.size, job.config.resize, data_hash)
-    if entry(job.engine).approximate:
-        gates = validity.evaluate_approximate(metrics, result.info["khat"], reference, why)
-    else:
-        gates = sampler_gates(spec, result, metrics, job.config, reference, why)
     return {
-        "data_hash": data_hash,
+        "data_hash": models.data_hash(data),
         "engine_info": result.info,
         "timings": {
             "compile_s": timings.compile_s,
@@ -110,24 +95,9 @@ def run_job(job: Job, draws_file: Path | None = None) -> dict:
             "detail": timings.detail,
         },
         "sampler": {"step_size": result.stats.step_size},
-        "metrics": msgspec.to_builtins(metrics),
         "energy": msgspec.to_builtins(meter.result),
-        **gates,
+        judge.WARMUP_GRADIENTS: result.stats.warmup_gradients,
     }
-
-
-def sampler_gates(spec, result, metrics, config, reference: dict | None, why: str) -> dict:
-    """A sampler's gates (:func:`stanjax.runner.measure.validity.evaluate`), with the parameters' R-hat beside R-hat's for
-    a model judged by its quantities, and the chains that failed R-hat named."""
-    gates = validity.evaluate(metrics, config.chains, config.draws, reference, why)
-    if spec.judged_by_quantities:
-        gates["gates"]["rhat"]["parameters_not_gated"] = validity.not_gated(
-            max_rhat(result.draws, [p.name for p in spec.parameters])
-        )
-    if not gates["gates"]["rhat"]["passed"]:  # which chains, and how: said in the record
-        found = diagnose.chain_findings({p.name: result.draws[p.name] for p in spec.judged}, result.stats.step_size)
-        gates["gates"]["rhat"] |= {"chains": list(map(str, found)), "advice": diagnose.ADVICE} if found else {}
-    return gates
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -153,11 +123,11 @@ def die_with_the_campaign(job_dir: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    job_path, record_path, *draws_file = map(Path, argv)
+    job_path, record_path, draws_file = map(Path, argv)
     die_with_the_campaign(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
     core_ids = pin_to_cores(job.cores, job.first_core)
-    record = {**run_job(job, *draws_file), "core_ids": core_ids}
+    record = {**run_job(job, draws_file), "core_ids": core_ids}
     record_path.write_text(json.dumps(record))
     return 0
 

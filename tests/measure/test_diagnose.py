@@ -91,9 +91,9 @@ def test_a_reference_with_a_stuck_chain_stops_after_the_first_batch_naming_it(mo
     assert any("chain 4 is stuck" in line for line in lines)
 
 
-def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch):
+def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch, tmp_path):
     from stanjax.runner.core.config import Job
-    from stanjax.runner.measure import worker
+    from stanjax.runner.measure import judge, worker
 
     monkeypatch.setattr(worker, "get_engine", lambda name, front_end=None: StuckChainEngine())
     monkeypatch.setattr(
@@ -102,7 +102,9 @@ def test_a_runs_record_names_the_stuck_chain_under_its_rhat_gate(monkeypatch):
         lambda span: __import__("contextlib").nullcontext(type("Metered", (), {"result": None})()),
     )
     job = Job("eight_schools-eight_schools_noncentered", "stan", RunConfig(size="tiny", chains=4, draws=200, seed=1))
-    gate = worker.run_job(job)["gates"]["rhat"]
+    measured = worker.run_job(job, tmp_path / "draws.npz")  # the worker's part, then the campaign's judging
+    result = judge.load_result(tmp_path / "draws.npz", measured, measured.pop(judge.WARMUP_GRADIENTS))
+    gate = judge.judge(job, result, measured["data_hash"])["gates"]["rhat"]
     assert not gate["passed"]
     assert gate["chains"][0].startswith("chain 4 is stuck: 10 of 10 parameters never moved")
     assert gate["advice"] == diagnose.ADVICE
