@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import decimal
+import difflib
 import hashlib
 import importlib.util
 import operator
@@ -55,7 +56,10 @@ class UnknownChoice(UsageError):
     """A name given on the command line or in a config that is not one of the valid choices."""
 
     def __init__(self, kind: str, name: str, choices):
-        super().__init__(f"unknown {kind} '{name}' (choose from: {', '.join(choices)})")
+        choices = list(choices)
+        nearest = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+        hint = f"did you mean '{nearest[0]}'? " if nearest else ""
+        super().__init__(f"unknown {kind} '{name}' ({hint}choose from: {', '.join(choices)})")
 
 
 _SIZE_OPERATORS = {
@@ -190,6 +194,14 @@ class ModelSpec:
         """The program's within-chain parallel variant (``reduce_sum`` over the likelihood, ``grainsize`` the last
         data entry), where the model has one: what a Stan expert runs with more than one thread per chain."""
         path = self.stan_dir / "threaded" / f"{self.model_name}.stan"
+        return path if path.exists() else None
+
+    @property
+    def stan_expert_file(self) -> Path | None:
+        """The program as a Stan expert writes it (vectorised, data-only quantities in transformed data, fused
+        functions), where the model's own program is one published elsewhere that an expert would rewrite
+        (posteriordb's): the same posterior, density-tested like every program."""
+        path = self.stan_dir / "expert" / f"{self.model_name}.stan"
         return path if path.exists() else None
 
     @property

@@ -183,12 +183,26 @@ def build(
     """Read records from ``results`` (files or folders) and write the report into ``out_dir``; ``nightly`` (a
     ``runner.campaigns.regressions`` result) and ``history`` (this machine's earlier records) add the nightly section. With
     ``records_in_place`` (one results folder, the report committed beside it) the page links to that folder
-    instead of copying every record into ``records.json.gz``: the records are kept once."""
+    instead of copying every record into ``records.json.gz``: the records are kept once. The page's index."""
     as_read = records.read(results)
+    records_link = None
+    if records_in_place:
+        assert not isinstance(results, list), "records_in_place links to one results folder (the report command checks)"
+        records_link = os.path.relpath(Path(results), out_dir) + "/"
+    context = report_context(as_read, records.read_measurements(results), records_link, source=str(results))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_data(out_dir, context, None if records_in_place else as_read)
+    return write_pages(out_dir, context, nightly, history)
+
+
+def report_context(
+    as_read: list[RunRecord], measurements: list[dict], records_link: str | None, source: str = "the results"
+) -> dict:
+    """Everything the pages and data files show, computed from the records as read (``source`` names where, for
+    the error when there are none): the templates' context, and the frames the writers read beside it."""
     all_records = records.independent(as_read)
-    measurements = records.read_measurements(results)
     if not all_records:
-        raise records.RecordsError(f"no records in {results}")
+        raise records.RecordsError(f"no records in {source}")
     entries = superseded.load()
     runs = tidy(all_records, entries)
     samplers = runs[~runs.approximate]  # ESS pairings, claims and regimes compare samplers only
@@ -197,40 +211,33 @@ def build(
     summary = summarise(samplers)
     comparisons = headline.comparisons(samplers)
     regime_maps = regimes.maps(campaign, comparisons)
-    overview = answer.overview(campaign, regime_maps)
     points = approximations.accuracy_points(runs, all_records)
-    claim_rows = claims.claim_rows(answerable, comparisons, regime_maps, measurements, points)
-    provenance = {**provenance_rows(all_records), "calibrations": machines.calibrations(measurements)}
-    rwmh = [m for m in measurements if m.get("measure") == "rwmh"]
-    colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
-    stan_side = [c for c in comparisons if headline.is_stan_side(c)]
-    left_out = exclusions(runs, entries, all_records)
     composed_rows = composed.rows(samplers, measurements)
-    records_link = None
-    if records_in_place:
-        assert not isinstance(results, list), "records_in_place links to one results folder (the report command checks)"
-        records_link = os.path.relpath(Path(results), out_dir) + "/"
-    context = {
+    return {
+        "all_records": all_records,
+        "samplers": samplers,
+        "points": points,
+        "all_comparisons": comparisons,
         "composed": composed_rows,
         "composed_ratios": composed.ratios(composed_rows),
         "summary": summary,
         "runs": runs,
         "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
-        "stan_side": stan_side,
-        "claims": claim_rows,
+        "stan_side": [c for c in comparisons if headline.is_stan_side(c)],
+        "claims": claims.claim_rows(answerable, comparisons, regime_maps, measurements, points),
         "tolerance": claim_verdicts.TOLERANCE,
         "maps": regime_maps,
-        "overview": overview,
+        "overview": answer.overview(campaign, regime_maps),
         "why": answer.why(campaign, regime_maps),
         "factors": answer.FACTORS,
         "resources": answer.resources(campaign),
         "resource_columns": answer.RESOURCE_COLUMNS,
         "glossary": glossary.TERMS,
-        "provenance": provenance,
+        "provenance": {**provenance_rows(all_records), "calibrations": machines.calibrations(measurements)},
         "stan_front_ends": stan_front_ends(runs, comparisons),
         "failed": failed_groups(runs[runs.status != "ok"]),
         "gates": validity,
-        "left_out": left_out,
+        "left_out": exclusions(runs, entries, all_records),
         "min_blocks": stats.MIN_BLOCKS,
         "generated": records.now(),
         "level": round(stats.LEVEL * 100),
@@ -238,24 +245,30 @@ def build(
         "same_seed": len(as_read) - len(all_records),
         "records_link": records_link,
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_safe(runs.drop(columns="gpus")).to_csv(out_dir / "runs.csv", index=False)
-    if not records_in_place:  # every record as read, gzipped (mtime 0: the same records give the same bytes)
+
+
+def write_data(out_dir: Path, context: dict, as_read: list[RunRecord] | None) -> None:
+    """runs.csv, summary.json, README.md and, with ``as_read`` (records not linked in place), every record as
+    read in records.json.gz."""
+    csv_safe(context["runs"].drop(columns="gpus")).to_csv(out_dir / "runs.csv", index=False)
+    if as_read is not None:  # every record as read, gzipped (mtime 0: the same records give the same bytes)
         (out_dir / "records.json.gz").write_bytes(
             gzip.compress(
-                json.dumps([records.to_builtins(r) for r in as_read] + measurements, indent=1, default=str).encode(),
+                json.dumps(
+                    [records.to_builtins(r) for r in as_read] + context["measurements"], indent=1, default=str
+                ).encode(),
                 mtime=0,
             )
         )
     (out_dir / "summary.json").write_text(
         json.dumps(
             {
-                "summary": summary.to_dict(orient="records"),
-                "left_out": left_out,
-                "headline": comparisons,
-                "claims": claim_rows,
-                "answer": {o["pairing"].key: o["sentence"] for o in overview},
-                "regime_maps": [serialisable_map(m) for m in regime_maps],
+                "summary": context["summary"].to_dict(orient="records"),
+                "left_out": context["left_out"],
+                "headline": context["all_comparisons"],
+                "claims": context["claims"],
+                "answer": {o["pairing"].key: o["sentence"] for o in context["overview"]},
+                "regime_maps": [serialisable_map(m) for m in context["maps"]],
                 "composed": context["composed_ratios"],
             },
             indent=1,
@@ -265,9 +278,17 @@ def build(
     (out_dir / "README.md").write_text(
         environment(markdown=True).get_template("summary.md").render(**context), encoding="utf-8"
     )
+
+
+def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: list[RunRecord] | None) -> Path:
+    """index.html, figures.html and a page per model; the index's path."""
+    runs, samplers, points = context["runs"], context["samplers"], context["points"]
+    rwmh = [m for m in context["measurements"] if m.get("measure") == "rwmh"]
+    colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
     html = environment(markdown=False)
-    sections = model_sections(all_records, samplers, summary)
-    studies = study_figures(samplers, measurements, colours) + [f for f in [roofline.figure(measurements)] if f]
+    sections = model_sections(context["all_records"], samplers, context["summary"])
+    studies = study_figures(samplers, context["measurements"], colours)
+    studies += [f for f in [roofline.figure(context["measurements"])] if f]
     accuracy_figures = approximations.figures(points, colours)
     index = out_dir / "index.html"
     index.write_text(
@@ -275,9 +296,9 @@ def build(
             **{
                 **context,
                 "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
-                "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in stan_side],
+                "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in context["stan_side"]],
             },
-            answer_figure=figures.answer_svg(overview, stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
+            answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             approximations=accuracy_figures,
             stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
             models=sections,
@@ -302,7 +323,7 @@ def build(
                     "title": f"{c['numerator']} vs {c['denominator']} on {c['machine']}, size {c['size']}",
                     "svg": figures.forest_svg(c),
                 }
-                for c in [*context["comparisons"], *stan_side]
+                for c in [*context["comparisons"], *context["stan_side"]]
             ],
             approximations=accuracy_figures,
             khat_fitted=validity.KHAT_FITTED,

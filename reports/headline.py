@@ -29,7 +29,7 @@ from stanjax.runner.core.records import PROBLEM_FIELDS
 PAIR_FIELDS = [field for field in PROBLEM_FIELDS if field != "cores"]
 
 # The engine setup of a label, as the claims, the pairings and the Stan-side comparison need it.
-SETUP = ["label", "engine", "family", "front_end", "device", "precision", "chain_method"]
+SETUP = ["label", "engine", "family", "front_end", "device", "precision", "chain_method", "program"]
 
 
 def label_rank(setup: dict) -> tuple:
@@ -60,13 +60,15 @@ def is_current(setup: dict) -> bool:
 
 
 def preference(setup: dict) -> tuple:
-    """Where several setups fit one side of a pairing, the one shown: NumPyro before the other JAX engines, an
-    engine's default front end (the bundled Stan before CmdStan), its device's default precision and chain
-    method, full float32 before TF32."""
+    """Where several setups fit one side of a pairing, the one shown: NumPyro before the other JAX engines, a
+    Stan expert's program before a published one (issue 63: no answer rests on a program an expert would
+    rewrite), an engine's default front end (the bundled Stan before CmdStan), its device's default precision and
+    chain method, full float32 before TF32."""
     engine = ENGINES.get(setup["engine"])
     defaults = engine.defaults.get(setup["device"], (None, None)) if engine else (None, None)
     return (
         setup["engine"] != "numpyro",
+        setup.get("program") != "expert",
         not engine or setup["front_end"] != next(iter(engine.front_ends)),
         setup["precision"] != defaults[0],
         setup["chain_method"] != defaults[1],

@@ -46,6 +46,7 @@ def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | N
                 "chain_method": r.chain_method,
                 "matmul_precision": r.engine_info.get("matmul_precision"),
                 "threads_per_chain": r.threads_per_chain,
+                "program": r.program,
                 "cpu_threads": r.engine_info.get("cpu_threads"),
                 "cores_usable": r.provenance.machine.cores_usable,
                 "machine_cores": r.provenance.machine.cores,

@@ -1,8 +1,9 @@
 """Compile every Stan program the tests build, before the tests, ``--jobs`` at once (``make test`` runs this).
 
-The programs: every model's ``stan/*.stan`` and its ``stan/threaded/*.stan`` where it has one, and the worked
-examples' programs (``examples/*/stan/*.stan``, which tests/pairing/test_check.py builds), each built for the host's ISA
-(``-march=native``, the runs' default), and eight schools for x86-64-v2 too (the ISA tests build both). Each is
+The programs: every model's ``stan/*.stan``, its ``stan/threaded/*.stan`` and ``stan/expert/*.stan`` where it has
+them, and the worked examples' programs (``examples/*/stan/*.stan``, which tests/pairing/test_check.py builds), each
+built for the host's ISA (``-march=native``, the runs' default), and eight schools for x86-64-v2 too (the ISA tests
+build both). Each is
 built as the bundled Stan engine builds it (``HttpstanBackend.compile``), under the workers' interpreter:
 httpstan's cache is keyed by the program's text (with the flags' comment) and the interpreter's path, so the tests
 then find every program in the cache and compile nothing. One line per program; the compilers' messages go to
@@ -45,11 +46,12 @@ EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
 def programs() -> dict[str, tuple[Path, str]]:
-    """Label -> (Stan program, ISA it is built for): each model's program, then its threaded one, then the
-    examples', for the host's ISA; then eight schools for x86-64-v2."""
+    """Label -> (Stan program, ISA it is built for): each model's program, then its threaded and expert ones, then
+    the examples', for the host's ISA; then eight schools for x86-64-v2."""
     specs = models.registry().values()
     found = {spec.id: (spec.stan_file, "native") for spec in specs}
     found |= {f"{spec.id} (threaded)": (spec.stan_threaded_file, "native") for spec in specs if spec.stan_threaded_file}
+    found |= {f"{spec.id} (expert)": (spec.stan_expert_file, "native") for spec in specs if spec.stan_expert_file}
     found |= {
         f"example {path.parent.parent.name}/{path.name}": (path, "native")
         for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))

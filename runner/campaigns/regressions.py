@@ -99,6 +99,55 @@ def left_out(recs: list[RunRecord], entries: tuple[superseded.Entry, ...]) -> di
     return counts
 
 
+def measurement_entry(
+    key: MeasurementKey, b: list[RunRecord], n: list[RunRecord], threshold: float, alpha: float, only: str = ""
+) -> dict:
+    """One measurement's entry: its valid runs on each side, the speed change where both have some (a
+    regression where either measure regressed), a correctness regression where BASE was valid and NEW is not or
+    NEW's runs fail their gold check; ``only`` notes a measurement on one side."""
+    b_ok, n_ok = [r for r in b if r.valid], [r for r in n if r.valid]
+    entry_: dict = {
+        **key._asdict(),
+        "n_base": len(b_ok),
+        "n_new": len(n_ok),
+        "speed": None,
+        "speed_regression": False,
+        "correctness_regression": False,
+        "notes": [only] if only else [],
+    }
+    if b_ok and n_ok and not only:
+        entry_["speed"] = {
+            "ess_per_s": speed_change(
+                [valid_metrics(r).ess_per_s for r in b_ok],
+                [valid_metrics(r).ess_per_s for r in n_ok],
+                True,
+                threshold,
+                alpha,
+            ),
+            "ms_per_gradient": speed_change(
+                [valid_metrics(r).ms_per_gradient for r in b_ok],
+                [valid_metrics(r).ms_per_gradient for r in n_ok],
+                False,
+                threshold,
+                alpha,
+            ),
+        }
+        entry_["speed_regression"] = any(v["status"] == "regressed" for v in entry_["speed"].values())
+    if b_ok and not n_ok and not only:
+        gates = sorted({g for r in n for g in r.failed_gates})
+        entry_["notes"].append(f"valid in BASE, no valid run in NEW (failed: {', '.join(gates)})")
+        entry_["correctness_regression"] = True
+    checked = [g for g in (gold_check(r) for r in n_ok) if g["status"] != "unchecked"]
+    failed = any(g["status"] == "failed" for g in checked)
+    entry_["gold"] = {
+        "status": "failed" if failed else "passed" if checked else "unchecked",
+        "runs_checked": len(checked),
+        "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None,
+    }
+    entry_["correctness_regression"] = entry_["correctness_regression"] or failed
+    return entry_
+
+
 def find(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict:
     """Every measurement (``RunRecord.measurement_key``) of BASE's and NEW's clean, non-superseded runs, its speed
     change and its correctness checks. A measurement only on one side is noted as such; if the other side ran the
@@ -127,59 +176,11 @@ def find(base: list[RunRecord], new: list[RunRecord], threshold: float = THRESHO
     entries = []
     for key in sorted(set(base_groups) | set(new_groups)):
         b, n = base_groups.get(key, []), new_groups.get(key, [])
-        b_ok, n_ok = [r for r in b if r.valid], [r for r in n if r.valid]
-        entry_ = {
-            **key._asdict(),
-            "n_base": len(b_ok),
-            "n_new": len(n_ok),
-            "speed": None,
-            "speed_regression": False,
-            "correctness_regression": False,
-            "notes": [],
-        }
+        only = ""
         if not b or not n:
-            other = new_loose if b else base_loose
-            entry_["notes"].append(
-                ("only in BASE" if b else "only in NEW")
-                + (": sampler settings or data differ" if loose(key) in other else "")
-            )
-        else:
-            if b_ok and n_ok:
-                entry_["speed"] = {
-                    "ess_per_s": speed_change(
-                        [valid_metrics(r).ess_per_s for r in b_ok],
-                        [valid_metrics(r).ess_per_s for r in n_ok],
-                        True,
-                        threshold,
-                        alpha,
-                    ),
-                    "ms_per_gradient": speed_change(
-                        [valid_metrics(r).ms_per_gradient for r in b_ok],
-                        [valid_metrics(r).ms_per_gradient for r in n_ok],
-                        False,
-                        threshold,
-                        alpha,
-                    ),
-                }
-                entry_["speed_regression"] = any(v["status"] == "regressed" for v in entry_["speed"].values())
-            if b_ok and not n_ok:
-                gates = sorted({g for r in n for g in r.failed_gates})
-                entry_["notes"].append(f"valid in BASE, no valid run in NEW (failed: {', '.join(gates)})")
-                entry_["correctness_regression"] = True
-        gold = [gold_check(r) for r in n_ok]
-        checked = [g for g in gold if g["status"] != "unchecked"]
-        entry_["gold"] = {
-            "status": "unchecked"
-            if not checked
-            else "failed"
-            if any(g["status"] == "failed" for g in checked)
-            else "passed",
-            "runs_checked": len(checked),
-            "worst": max(checked, key=lambda g: g["worst_sd"]) if checked else None,
-        }
-        if entry_["gold"]["status"] == "failed":
-            entry_["correctness_regression"] = True
-        entries.append(entry_)
+            differ = loose(key) in (new_loose if b else base_loose)
+            only = ("only in BASE" if b else "only in NEW") + (": sampler settings or data differ" if differ else "")
+        entries.append(measurement_entry(key, b, n, threshold, alpha, only))
     base_info, new_info = describe(base), describe(new)
     changes = [
         {"package": p, "base": base_info["versions"].get(p), "new": new_info["versions"].get(p)}

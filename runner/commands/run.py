@@ -87,6 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=ISA_HELP,
     )
     parser.add_argument(
+        "--stan-programs",
+        nargs="+",
+        metavar="NAME",
+        help="which Stan programs run, each in its own place in every block: model (the model's own "
+        "program; for a posteriordb posterior the one posteriordb publishes) and expert (the same "
+        "posterior as a Stan expert writes it, stan/expert/; models without one run their own). "
+        "Default: model. The record and the label say which ran (Stan-CPU-expert)",
+    )
+    parser.add_argument(
         "--reruns",
         type=int,
         default=int(os.environ.get("STANJAX_RERUNS", 2)),

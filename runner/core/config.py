@@ -117,6 +117,13 @@ class Placement:
     # The CPU instruction set both sides are built for (``ISAS``): "native", the host's (Stan with -march=native,
     # XLA's default), "x86-64-v3" (AVX2, no AVX-512) or "x86-64-v2" (SSE4.2, no AVX): runner/core/isa.py has the flags.
     isa: str = "native"
+    # Stan: which of the model's programs runs (``STAN_PROGRAMS``): "" its own (for a posteriordb posterior the one
+    # posteriordb publishes), "expert" its rewrite as a Stan expert writes it (stan/expert/). JAX engines: "".
+    program: str = ""
+
+
+# The Stan programs a model may have, as ``--stan-programs`` names them, and the Placement.program of each.
+STAN_PROGRAMS = {"model": "", "expert": "expert"}
 
 
 class RunKey(NamedTuple):
@@ -131,6 +138,7 @@ class RunKey(NamedTuple):
     chain_method: str
     threads_per_chain: int
     isa: str
+    program: str
     cores: int
     config_hash: str
     repeat: int
@@ -159,10 +167,16 @@ class Job:
     def label(self) -> str:
         resized = "".join(f" {name}={value}" for name, value in self.config.resize)
         threads = f" x {self.placement.threads_per_chain} threads" if self.placement.threads_per_chain > 1 else ""
+        threads += f" · {self.placement.program} program" if self.placement.program else ""
         return (
             f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains{threads} · "
             f"block {self.block + 1}"
         )
+
+    def log_name(self) -> str:
+        """The file name of the worker's log: one per run of a campaign."""
+        program = f"-{self.placement.program}" if self.placement.program else ""
+        return f"{self.model_id}.{self.engine}-{self.device}{program}.{self.config.hash()}.{self.repeat}.log"
 
     def blas_threads(self) -> int:
         """OpenBLAS threads for the worker (``blas_threads``)."""
@@ -194,6 +208,7 @@ class Job:
             chain_method=self.placement.chain_method,
             threads_per_chain=self.placement.threads_per_chain,
             isa=self.placement.isa,
+            program=self.placement.program,
             cores=self.cores,
             config_hash=self.config.hash(),
             repeat=self.repeat,
@@ -217,6 +232,7 @@ class Job:
         placement = Placement(
             **{k: d[k] for k in ("device", "precision", "chain_method", "threads_per_chain")},
             isa=d.get("isa", "native"),
+            program=d.get("program", ""),
         )
         return cls(
             d["model_id"],

@@ -292,6 +292,7 @@ def label(
     matmul_precision: str | None = None,
     threads_per_chain: int = 1,
     isa: str = "",
+    program: str = "",
 ) -> str:
     """The report's name for an engine setup, e.g. "NumPyro-CPU", "NumPyro-GPU-f32", "Stan-CPU", "CmdStan-CPU".
 
@@ -299,7 +300,8 @@ def label(
     matmul precision (TF32 on Ampere and later), as runs made before the runner asked for full float32 matmuls.
     A chain method other than the engine's default on that device is named too ("NumPyro-CPU-vectorized"), and
     Stan's threads per chain where more than one ("Stan-CPU-4threads": its reduce_sum program), and an instruction
-    set other than the host's ("NumPyro-CPU-x86-64-v2"). Setups with different labels are never pooled."""
+    set other than the host's ("NumPyro-CPU-x86-64-v2"), and a Stan program other than the model's own
+    ("Stan-CPU-expert"). Setups with different labels are never pooled."""
     found = ENGINES.get(engine)
     name = found.front_ends.get(front_end, f"{engine}[{front_end}]") if found else f"{engine}[{front_end}]"
     text = f"{name}-{device.upper()}"
@@ -312,4 +314,6 @@ def label(
         text += f"-{threads_per_chain}threads"
     if isa not in ("", "native"):
         text += f"-{isa}"
+    if program:
+        text += f"-{program}"
     return text

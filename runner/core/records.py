@@ -114,6 +114,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # The instruction set both sides were built for (``runner.core.config.ISAS``); "": recorded before the runner chose
     # one (bundled Stan then built for baseline x86-64, SSE2; XLA for the host).
     isa: str = ""
+    program: str = ""  # Stan: "" the model's own program, "expert" its expert rewrite (``Placement.program``)
     config: RunConfig
     config_hash: str
     sampler_seed: int | None = None
@@ -149,6 +150,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
             self.engine_info.get("matmul_precision"),
             self.threads_per_chain,
             self.isa,
+            self.program,
         )
 
     def key(self) -> RunKey:
@@ -161,6 +163,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
             self.chain_method,
             self.threads_per_chain,
             self.isa or "native",
+            self.program,
             self.cores or 0,
             self.config_hash,
             self.repeat,

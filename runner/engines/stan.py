@@ -30,7 +30,14 @@ GRAINSIZE = 1
 
 
 def program(spec: ModelSpec, placement: Placement) -> Path:
-    """The program a placement runs: the model's reduce_sum one with more than one thread per chain."""
+    """The program a placement runs: the model's expert rewrite where asked, its reduce_sum one with more than
+    one thread per chain."""
+    if placement.program == "expert":
+        if spec.stan_expert_file is None:
+            raise UsageError(f"{spec.id} has no expert program (stan/expert/{spec.model_name}.stan)")
+        if placement.threads_per_chain > 1:
+            raise UsageError(f"{spec.id}: the expert program has no threaded variant: run it with one thread a chain")
+        return spec.stan_expert_file
     if placement.threads_per_chain > 1:
         if spec.stan_threaded_file is None:
             raise UsageError(f"{spec.id} has no threaded program (stan/threaded/{spec.model_name}.stan)")
@@ -39,17 +46,17 @@ def program(spec: ModelSpec, placement: Placement) -> Path:
 
 
 def check_program(spec: ModelSpec) -> None:
-    """Run stanc (bundled with httpstan) on the spec's programs (its threaded one too); raise UsageError with
-    stanc's message if one fails."""
+    """Run stanc (bundled with httpstan) on the spec's programs (its threaded and expert ones too); raise
+    UsageError with stanc's message if one fails."""
     import httpstan.compile
 
-    for stan_file in filter(None, (spec.stan_file, spec.stan_threaded_file)):
+    for stan_file in filter(None, (spec.stan_file, spec.stan_threaded_file, spec.stan_expert_file)):
         try:
             httpstan.compile.compile(stan_file.read_text(), f"check_{spec.model_name}")
         except ValueError as err:
             lines = [line.strip() for line in str(err).splitlines()]
             message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
-            shown = f"threaded/{stan_file.name}" if stan_file == spec.stan_threaded_file else stan_file.name
+            shown = str(stan_file.relative_to(spec.stan_dir))
             raise UsageError(f"{shown} does not compile: {message}") from None
 
 

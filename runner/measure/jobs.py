@@ -55,6 +55,7 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "block": job.block,
         "pairing": job.pairing(campaign_id),
         "isa": job.placement.isa,
+        "program": job.placement.program,
         "config": config,
         "config_hash": config.hash(),
         "sampler_seed": job.sampler_seed,
@@ -63,15 +64,14 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
 
 
 def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None = None) -> dict:
-    """The worker's part of the record judged here (metrics, gates: :mod:`stanjax.runner.measure.judge`), or ``status``
-    and the last lines of its output when it failed; with the machine's load beside it either way (on the job's own
-    cores where it was pinned to some). The draws are kept in ``draws_file`` where one is given."""
+    """The worker's part of the record judged here (:mod:`stanjax.runner.measure.judge`), or ``status`` and its log's
+    last lines when it failed; with the load on the job's cores beside it either way; the draws kept in ``draws_file``."""
     core_ids = job_core_ids(job)
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
         draws_file = draws_file or Path(tmp) / "draws.npz"
         job_file.write_text(json.dumps(job.as_dict()))
-        log_file = log_dir / f"{job.model_id}.{job.engine}-{job.device}.{job.config.hash()}.{job.repeat}.log"
+        log_file = log_dir / job.log_name()
         before = load_sample(core_ids)
         start = time.perf_counter()
         with open(log_file, "w") as log:

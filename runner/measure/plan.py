@@ -19,11 +19,20 @@ from typing import Literal
 from stanjax import models
 from stanjax.models import UsageError
 from stanjax.runner.core import environment, records, superseded
-from stanjax.runner.core.config import MANY_CHAINS, SUPERCHAINS, Job, Placement, RunConfig, RunKey, campaign_entropy
+from stanjax.runner.core.config import (
+    MANY_CHAINS,
+    STAN_PROGRAMS,
+    SUPERCHAINS,
+    Job,
+    Placement,
+    RunConfig,
+    RunKey,
+    campaign_entropy,
+)
 from stanjax.runner.core.engine_registry import JAX, STAN, entry
 from stanjax.runner.core.paths import cache_dir
 from stanjax.runner.measure import static_checks
-from stanjax.runner.measure.suites import SUITES
+from stanjax.runner.measure.suites import SUITES, Suite
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class Request:
     chain_method: str | None = None
     stan: str = "auto"
     isa: str = "native"
+    stan_programs: list[str] | None = None  # names of STAN_PROGRAMS; None: the model's own only
     reruns: int = 0
     quiet_wait: float = 120.0
     cores: int | None = None
@@ -79,17 +89,7 @@ def plan(args: Request) -> list[Job]:
     if args.suite not in SUITES:
         raise models.UnknownChoice("suite", args.suite, SUITES)
     suite = SUITES[args.suite]
-    settings: dict[str, int] = {
-        key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in SETTINGS
-    }
-    for key, (low, high) in LIMITS.items():
-        if not low <= settings[key] <= high:
-            raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
-    if not 0 <= args.reruns <= MAX_RERUNS:
-        raise UsageError(f"--reruns must be between 0 and {MAX_RERUNS}, got {args.reruns}")
-    if not (math.isfinite(args.quiet_wait) and args.quiet_wait >= 0):
-        raise UsageError(f"--quiet-wait must be a number of seconds >= 0, got {args.quiet_wait:g}")
-    check_seed_and_timeout(args.seed, args.timeout)
+    settings = checked_settings(args, suite)
     cores = check_cores(args.cores)
     threads = check_threads(args.threads_per_chain, cores, settings["chains"])
     cache_dir()  # an uncreatable STANJAX_CACHE: one line now, not a traceback inside a worker
@@ -115,6 +115,7 @@ def plan(args: Request) -> list[Job]:
     front_ends = {
         engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto") for engine in engines
     }
+    programs = stan_programs(_names(args.stan_programs), specs, engines)
     # Refused before anything runs: an unknown size, sizes a generator refuses, non-finite data, a Stan program stanc
     # rejects, a pair whose data or parameters disagree (runner.measure.static_checks).
     for spec in specs:
@@ -133,7 +134,9 @@ def plan(args: Request) -> list[Job]:
             engine,
             config.for_model(spec),
             repeat,
-            with_threads(placements[engine], engine, front_ends[engine], spec, cores, config, threads),
+            with_threads(
+                replace(placements[engine], program=program), engine, front_ends[engine], spec, cores, config, threads
+            ),
             front_ends[engine],
             entropy,
             cores,
@@ -141,11 +144,62 @@ def plan(args: Request) -> list[Job]:
         for config in configs
         for spec in specs
         for repeat in range(settings["repeats"])
-        for engine in block_order(engines, repeat)
+        for engine, program in block_order(setups(engines, programs, spec), repeat)
     ]
 
 
-def block_order(engines: Sequence[str], block: int) -> list[str]:
+def checked_settings(args: Request, suite: Suite) -> dict[str, int]:
+    """The suite's chains, warmup, draws and repeats with the request's overrides, and the request's other numbers,
+    each checked: one line for the first out of its range."""
+    settings: dict[str, int] = {
+        key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in SETTINGS
+    }
+    for key, (low, high) in LIMITS.items():
+        if not low <= settings[key] <= high:
+            raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
+    if not 0 <= args.reruns <= MAX_RERUNS:
+        raise UsageError(f"--reruns must be between 0 and {MAX_RERUNS}, got {args.reruns}")
+    if not (math.isfinite(args.quiet_wait) and args.quiet_wait >= 0):
+        raise UsageError(f"--quiet-wait must be a number of seconds >= 0, got {args.quiet_wait:g}")
+    check_seed_and_timeout(args.seed, args.timeout)
+    return settings
+
+
+def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engines: list[str]) -> list[str]:
+    """``--stan-programs``: the Placement.program of each name, checked: a known name, a Stan sampler among the
+    engines, and, asked for the expert program alone, every model has one."""
+    if not names:
+        return [""]
+    for name in names:
+        if name not in STAN_PROGRAMS:
+            raise models.UnknownChoice("Stan program", name, STAN_PROGRAMS)
+    if not any(entry(engine).family == STAN and not entry(engine).approximate for engine in engines):
+        raise UsageError("--stan-programs chooses Stan's programs, but no Stan sampler is among the engines")
+    programs = list(dict.fromkeys(STAN_PROGRAMS[name] for name in names))
+    without = [spec.id for spec in specs if spec.stan_expert_file is None]
+    if programs == ["expert"] and without:
+        having = [spec_id for spec_id in models.registry() if models.get(spec_id).stan_expert_file]
+        raise UsageError(
+            f"{without[0]} has no expert Stan program (stan/expert/); models with one: {', '.join(having) or 'none'}"
+        )
+    return programs
+
+
+def setups(engines: list[str], programs: list[str], spec: models.ModelSpec) -> list[tuple[str, str]]:
+    """Each engine with each Stan program it runs on ``spec``: a Stan sampler once per program the model has
+    (its expert rewrite only where there is one), every other engine once."""
+    return [
+        (engine, program)
+        for engine in engines
+        for program in (
+            [p for p in programs if p == "" or spec.stan_expert_file]
+            if entry(engine).family == STAN and not entry(engine).approximate
+            else [""]
+        )
+    ]
+
+
+def block_order[T](engines: Sequence[T], block: int) -> list[T]:
     """The engines' order in a block: as given in even blocks, reversed in odd ones, so neither side always
     runs first (a warm cache, a CPU still clocked up from the run before)."""
     return list(engines) if block % 2 == 0 else list(reversed(engines))

@@ -201,6 +201,38 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     spec, size, ignored, given = target(request)
     result = CheckResult(spec, size, request.seed, out_dir(request, spec.id), given)
     data = spec.data(size, request.seed)
+    findings, reference = static_stage(request, result, data, ignored, start)
+    on_stage(result)
+    if request.stop_after == "static":
+        return result
+    began = time.perf_counter()
+    found = density_stage(spec, data, request.points, request.seed)
+    result.stages.append(
+        {
+            "name": "density",
+            "ok": found.ok,
+            "line": as_given(found.line, spec, given),
+            "notes": [],
+            "seconds": time.perf_counter() - began,
+        }
+    )
+    on_stage(result)
+    if not found.ok or request.stop_after == "density":
+        result.verdict = found.verdict
+        return result
+    if findings.dependent_supports:  # the density agrees; NumPyro's sampler cannot run the model as written
+        not_sampleable(result, findings.dependent_supports)
+    else:
+        run_stage(request, result, reference)
+    if not result.stopped:
+        on_stage(result)
+    return result
+
+
+def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored: list[str], start: float):
+    """The static stage (stanc, shapes, data; timed from ``start``): its findings and the reference given with
+    ``--reference``; a problem is a one-line UsageError in the user's own file names."""
+    spec, given = result.spec, result.given
     try:
         findings = static_checks.require(spec, data)  # problems: one line each
     except static_checks.StaticCheckError as err:
@@ -228,57 +260,44 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
             "line": f"data {', '.join(data) or 'none'}; parameters {shapes}",
         }
     )
-    on_stage(result)
-    if request.stop_after == "static":
-        return result
+    return findings, reference
 
-    began = time.perf_counter()
-    found = density_stage(spec, data, request.points, request.seed)
+
+def not_sampleable(result: CheckResult, dependent_supports) -> None:
+    """The run stage of a pair whose density agrees but whose NumPyro sites NumPyro's MCMC cannot sample."""
+    names = ", ".join(f"'{name}'" for name in dependent_supports)
     result.stages.append(
         {
-            "name": "density",
-            "ok": found.ok,
-            "line": as_given(found.line, spec, given),
+            "name": "run",
+            "ok": False,
+            "seconds": 0.0,
             "notes": [],
-            "seconds": time.perf_counter() - began,
+            "line": f"not run: NumPyro's MCMC cannot sample {names} as written",
         }
     )
-    on_stage(result)
-    if not found.ok or request.stop_after == "density":
-        result.verdict = found.verdict
-        return result
+    result.advice = [
+        f"NumPyro: {names}: a support whose bounds are computed from another parameter; NumPyro's "
+        "MCMC maps such a site's draws back through the wrong transform (or fails with an "
+        "UnexpectedTracerError on parallel chains), so no run would compare the samplers. Write "
+        "it in both programs as a unit-interval (or positive) parameter that the bound scales, "
+        "with the log Jacobian of that scaling (Stan: target += log1m(alpha1) for "
+        "beta1 = (1 - alpha1) * share)"
+    ]
+    result.verdict = SAMPLING_FAILED
 
-    if findings.dependent_supports:  # the density agrees; NumPyro's sampler cannot run the model as written
-        names = ", ".join(f"'{name}'" for name in findings.dependent_supports)
-        result.stages.append(
-            {
-                "name": "run",
-                "ok": False,
-                "seconds": 0.0,
-                "notes": [],
-                "line": f"not run: NumPyro's MCMC cannot sample {names} as written",
-            }
-        )
-        result.advice = [
-            f"NumPyro: {names}: a support whose bounds are computed from another parameter; NumPyro's "
-            "MCMC maps such a site's draws back through the wrong transform (or fails with an "
-            "UnexpectedTracerError on parallel chains), so no run would compare the samplers. Write "
-            "it in both programs as a unit-interval (or positive) parameter that the bound scales, "
-            "with the log Jacobian of that scaling (Stan: target += log1m(alpha1) for "
-            "beta1 = (1 - alpha1) * share)"
-        ]
-        result.verdict = SAMPLING_FAILED
-        on_stage(result)
-        return result
 
+def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None) -> None:
+    """Both engines' runs through the campaign's workers, then the verdict, the parameter rows and the speed;
+    ``result.stopped`` set by Ctrl-C (the records written are kept)."""
     began = time.perf_counter()
+    spec, given = result.spec, result.given
     result.jobs = plan(
         Request(
             suite="tiny",
             models=[spec.id],
             engines=["stan", "numpyro"],
             stan="bundled",
-            size=size,
+            size=result.size,
             chains=request.chains,
             warmup=request.warmup,
             draws=request.draws,
@@ -292,7 +311,7 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
         run_jobs(result.jobs, result.out, request.timeout, result.records)
     except KeyboardInterrupt as stop:
         result.stopped = stop
-        return result
+        return
     written = result.records
     result.rows, result.pairs = engine_rows(written), agreement(written)
     result.verdict, result.advice = run_verdict(written, result.pairs, reference)
@@ -313,5 +332,3 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     result.parameters = parameter_rows(written, reference)
     result.speed = speed_ratio(written)
     result.speed_advice = speed_advice(result.rows, spec.stan_file, given[0] if given else spec.stan_file.name)
-    on_stage(result)
-    return result

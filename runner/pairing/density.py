@@ -117,10 +117,13 @@ def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, n
     return float(log_density), np.asarray(unconstrained), np.asarray(gradient)
 
 
-def check(spec: ModelSpec, data: dict, points: list[dict], grainsize: int | None = None) -> DensityCheck:
-    """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize."""
+def check(
+    spec: ModelSpec, data: dict, points: list[dict], grainsize: int | None = None, stan_file: Path | None = None
+) -> DensityCheck:
+    """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize;
+    ``stan_file`` given: that program of the model (its expert one) in place of its own."""
     if grainsize is None:
-        model = stan_model(spec, data)
+        model = stan_model(spec, data, stan_file)
     else:
         model = stan_model(spec, {**data, "grainsize": grainsize}, spec.stan_threaded_file)
     stan_lp, numpyro_lp, same, gradient_errors = [], [], True, []

@@ -12,6 +12,8 @@ import pytest
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.commands.cli import main
+from stanjax.runner.core.config import Job
+from stanjax.runner.core.engine_registry import label
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -27,6 +29,12 @@ FIXTURES = ROOT / "tests" / "fixtures"
             "stan_pathfinder)",
         ),
         (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
+        (
+            ["run", "--models", "eight_schools-noncentered"],
+            "unknown model 'eight_schools-noncentered' (did you mean 'eight_schools-eight_schools_noncentered'? "
+            f"choose from: {', '.join(models.registry())})",
+        ),
+        (["run", "--engines", "numpyr"], "unknown engine 'numpyr' (did you mean 'numpyro'? choose from: "),
         (["run", "--suite", "everything"], "unknown suite 'everything' (choose from: quick, full, nightly, tiny, gpu)"),
         (["run", "--chains", "0"], "--chains must be between 1 and 65536, got 0"),
         (["run", "--chains", "200"], "--chain-method parallel gives each chain its own CPU device: at most 64 chains"),
@@ -83,6 +91,47 @@ def test_runs_go_in_paired_blocks_whose_engine_order_alternates():
         "native"
     }
     assert baseline[0].pairing("campaign-a") != jobs[0].pairing("campaign-a")  # another build: its own pairing
+
+
+def test_both_stan_programs_take_their_places_in_every_block_where_a_model_has_an_expert_one():
+    eight, dogs = "eight_schools-eight_schools_noncentered", "dogs-dogs"
+    jobs = _plan(dogs, "--engines", "stan", "numpyro", "--repeats", "2", "--stan-programs", "model,expert")
+    assert [(job.model_id, job.block, job.engine, job.placement.program) for job in jobs] == [
+        (eight, 0, "stan", ""),  # no expert program: its own alone
+        (eight, 0, "numpyro", ""),
+        (eight, 1, "numpyro", ""),
+        (eight, 1, "stan", ""),
+        (dogs, 0, "stan", ""),
+        (dogs, 0, "stan", "expert"),
+        (dogs, 0, "numpyro", ""),
+        (dogs, 1, "numpyro", ""),
+        (dogs, 1, "stan", "expert"),
+        (dogs, 1, "stan", ""),
+    ]
+    assert len({job.pairing("c") for job in jobs if job.model_id == dogs}) == 1  # the three setups pair
+    assert len({job.key() for job in jobs}) == len(jobs) and len({job.log_name() for job in jobs}) == len(jobs)
+    [expert] = [job for job in jobs if job.placement.program == "expert" and job.block == 0]
+    assert Job.from_dict(json.loads(json.dumps(expert.as_dict()))) == expert  # as the worker reads it
+    assert label("stan", "bundled", "cpu", "float64", "parallel", program="expert") == "Stan-CPU-expert"
+    assert all(job.placement.program == "" for job in _plan("--engines", "stan", "numpyro"))  # the default
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--stan-programs", "expert"], "eight_schools-eight_schools_noncentered has no expert Stan program"),
+        (
+            ["--stan-programs", "experts"],
+            "unknown Stan program 'experts' (did you mean 'expert'? choose from: model, expert)",
+        ),
+        (["--stan-programs", "expert", "--engines", "numpyro"], "no Stan sampler is among the engines"),
+    ],
+)
+def test_stan_programs_that_cannot_run_are_one_line_before_anything_runs(argv, said, capsys, tmp_path):
+    argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", *argv]
+    assert main([*argv, "--out", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and not (tmp_path / "results").exists()
 
 
 def test_a_model_declaring_its_target_acceptance_runs_it_on_every_engine_and_others_keep_the_runs():
