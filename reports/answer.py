@@ -142,7 +142,7 @@ def side_text(runs: pd.DataFrame) -> str:
         full = r.matmul_precision in ("highest", "float32")  # as engines.label reads it
         precision += " with full float32 matrix products" if full else " with TF32 matrix products (JAX's default)"
     threads = f", {count(r.threads_per_chain)} threads a chain" if r.family == STAN and r.threads_per_chain > 1 else ""
-    threads += ", the program as a Stan expert writes it (stan/expert/)" if r.program == "expert" else ""
+    threads += ", the expert's program (stan/expert/)" if r.program == "expert" else ""
     where = "on the GPU" if r.device == "gpu" else f"cores: {cores_text(r.cores, r.cores_usable, r.machine_cores)}"
     return f"{r.label}: {precision}, {count(r.chains)} chains {r.chain_method}{threads}, {where}"
 

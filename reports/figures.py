@@ -37,6 +37,13 @@ plt.rcParams.update(
 # Coordinates in attributes, to a hundredth of a point (1/7200 inch) instead of matplotlib's millionth.
 COORDINATES = re.compile(r'( (?:d|x|y|transform)=")([^"]*)"')
 DECIMALS = re.compile(r"(\d\.\d\d)\d+")
+# What an SVG needs no byte of: matplotlib's metadata block, the indentation between elements and the line breaks in
+# path data, and its numbered ids of artists that nothing refers to (the axes' ids stay: the browser test finds the
+# panels by them; clip paths and markers have hashed ids, kept).
+METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
+BETWEEN_TAGS = re.compile(r">\s+<")
+LINE_BREAKS = re.compile(r"\s*\n\s*")
+ARTIST_IDS = re.compile(r' id="(?:patch|line2d|text|xtick|ytick|legend|LineCollection|matplotlib\.axis)_\d+"')
 
 # The sampler each engine runs, for the figures' titles.
 SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
@@ -119,6 +126,7 @@ def svg(fig, title: str, legend_below: list | None = None) -> str:
     plt.close(fig)
     text = COORDINATES.sub(lambda m: m[1] + DECIMALS.sub(r"\1", m[2]) + '"', buffer.getvalue())
     text = text[text.index("<svg") :]
+    text = ARTIST_IDS.sub("", LINE_BREAKS.sub(" ", BETWEEN_TAGS.sub("><", METADATA.sub("", text))))
     start = text.index(">") + 1
     return f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}"
 
