@@ -117,20 +117,14 @@ def measurement_entry(
     }
     if b_ok and n_ok and not only:
         entry_["speed"] = {
-            "ess_per_s": speed_change(
-                [valid_metrics(r).ess_per_s for r in b_ok],
-                [valid_metrics(r).ess_per_s for r in n_ok],
-                True,
+            measure: speed_change(
+                [getattr(valid_metrics(r), measure) for r in b_ok],
+                [getattr(valid_metrics(r), measure) for r in n_ok],
+                higher_is_better,
                 threshold,
                 alpha,
-            ),
-            "ms_per_gradient": speed_change(
-                [valid_metrics(r).ms_per_gradient for r in b_ok],
-                [valid_metrics(r).ms_per_gradient for r in n_ok],
-                False,
-                threshold,
-                alpha,
-            ),
+            )
+            for measure, higher_is_better in (("ess_per_s", True), ("ms_per_gradient", False))
         }
         entry_["speed_regression"] = any(v["status"] == "regressed" for v in entry_["speed"].values())
     if b_ok and not n_ok and not only:
