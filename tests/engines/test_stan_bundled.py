@@ -281,3 +281,21 @@ def test_an_httpstan_without_headers_refuses_a_program_not_carried_in_one_line(t
     program.write_text(f"parameters {{ real y; }}\nmodel {{ y ~ normal(0, 1); }}\n// {tmp_path}\n")
     with pytest.raises(RuntimeError, match=r"not_carried.stan is not compiled here .* carry its module"):
         HttpstanBackend().compile(program)
+
+
+CACHED_LOAD = """
+import sys
+from stanjax import models
+from stanjax.runner.engines.stan_bundled import HttpstanBackend
+handle = HttpstanBackend().compile(models.get("eight_schools-eight_schools_noncentered").stan_file)
+print(handle["cached"], "stan.common" in sys.modules)
+"""
+
+
+@pytest.mark.stan
+def test_a_cached_program_is_loaded_without_starting_httpstans_server():
+    """Half a second of every Stan run's start was httpstan's server answering "already built"; the module is now
+    loaded from the cache as the server would load it (pystan's client, stan.common, is never imported)."""
+    done = subprocess.run([WORKER_PYTHON, "-c", CACHED_LOAD], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
