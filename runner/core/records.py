@@ -4,10 +4,11 @@ This module owns the schema: the record type, its version and the upgrade of old
 :mod:`stanjax.runner.core.migrations`), reading and writing, and the keys every consumer groups by
 (:class:`MeasurementKey`: repeats of one measurement; :class:`stanjax.runner.core.config.RunKey`: a run already done).
 A record's measured parts are :mod:`stanjax.runner.core.run_measures`; the machine and versions it was made with,
-:mod:`stanjax.runner.core.environment`. Appends are flushed and fsync'ed one record at a time, so a killed campaign
-keeps every finished run. The reader keeps every intact record: a line that is not a JSON object (a torn line, a
-corrupted line), a run that does not fit the type or a record of an unknown schema is skipped with a warning
-naming the file and lines; only a file of nothing but records of another schema is refused.
+:mod:`stanjax.runner.core.environment`. Appends are fsync'ed one record at a time, so a killed campaign keeps
+every finished run, and a failed append leaves the file as it was. The reader keeps every intact record: a line
+that is not a JSON object (a torn line, a corrupted line), a run that does not fit the type or a record of an
+unknown schema is skipped with a warning naming the file and lines; only a file of nothing but records of another
+schema is refused.
 """
 
 from __future__ import annotations
@@ -254,17 +255,26 @@ def measurement_device(measurement: dict) -> str:
 def append(path: Path, record) -> None:
     """Append one record (a RunRecord or a measurement dict) as a JSON line, durable before returning. A file
     whose last line is torn (no newline: a run died mid-append) gets its newline first, so the new record starts
-    on a line of its own and the torn one stays alone, skipped by the reader."""
+    on a line of its own and the torn one stays alone, skipped by the reader. A write that fails (a full disk) or
+    is interrupted cuts the file back to its size before, then raises: no half record is left for every later
+    read to warn about."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = packing.canonical(to_builtins(record)) + "\n"
-    with open(path, "a+b") as handle:
-        if handle.tell() > 0:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                line = "\n" + line
-        handle.write(line.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
+    data = (packing.canonical(to_builtins(record)) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            written = 0
+            while written < len(data):  # a write may take part of the line (a disk filling up)
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
 
 
 def _files(path: Path | list[Path]) -> list[Path]:

@@ -47,6 +47,43 @@ def test_an_append_after_a_torn_last_line_starts_a_line_of_its_own(tmp_path):
         assert [r["i"] for r in records.read_measurements(path)] == [0, 2]
 
 
+@pytest.mark.parametrize("torn", [False, True])
+@pytest.mark.parametrize("fault", ["half written", "fsync"])
+def test_an_append_that_fails_leaves_the_file_byte_for_byte_as_it_was(fault, torn, tmp_path, monkeypatch):
+    """A disk that fills mid-append (half the line written, then ENOSPC; or every byte written and fsync failing)
+    leaves no half record behind, the newline a torn last line would have got included; the error still raises."""
+    import errno
+    import os
+
+    path = tmp_path / "results.jsonl"
+    records.append(path, measurement(0))
+    if torn:
+        with open(path, "a") as handle:
+            handle.write('{"schema_version": 3, "i": ')
+    before = path.read_bytes()
+    real_write, real_fsync = os.write, os.fsync
+
+    def full(fd, data):
+        if fault == "half written":
+            real_write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    def fsync(fd):
+        if fault == "fsync":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(records.os, "write", full)
+    monkeypatch.setattr(records.os, "fsync", fsync)
+    with pytest.raises(OSError, match="No space left on device"):
+        records.append(path, measurement(1))
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    records.append(path, measurement(2))  # space freed: the next record follows the earlier ones as if none failed
+    assert path.read_bytes().startswith(before)
+
+
 def test_torn_last_line_is_skipped_with_a_warning(tmp_path):
     path = tmp_path / "results.jsonl"
     records.append(path, measurement(0))

@@ -2,12 +2,12 @@
 a hanging run, a crashing engine, a full disk. Marked ``faults`` (``pytest -m faults`` runs them alone)."""
 
 import errno
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -243,31 +243,38 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_the_signal(tmp_path):
 
 def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkeypatch, capsys):
     """The disk fills while the second record is appended (half of its line written): one line, exit 2, the
-    first record intact; once there is space, --resume writes the rest on lines of their own."""
+    first record intact and no half record after it; once there is space, --resume goes on with the campaign and
+    writes the rest, with nothing for a reader to warn about."""
     from stanjax.runner.commands.cli import main
     from stanjax.runner.measure import jobs
 
-    real_append, calls = records.append, []
+    real_append, real_write, calls = records.append, os.write, []
+
+    def half_then_full(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     def append(path, record):
         calls.append(record)
-        if len(calls) == 2:
-            with open(path, "a") as handle:
-                handle.write(json.dumps(records.to_builtins(record))[:100])
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_append(path, record)
+        with monkeypatch.context() as planted:
+            if len(calls) == 2:
+                planted.setattr(records.os, "write", half_then_full)
+            real_append(path, record)
 
     out = tmp_path / "results"
     monkeypatch.setattr(jobs.records, "append", append)
     assert main(three_repeats(out)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device; 1 run(s) of this campaign recorded before" in err
-    with pytest.warns(UserWarning, match="torn last line"):
-        assert [r.repeat for r in records.read(out)] == [0]
+    results = out / records.RESULTS_FILE
+    assert results.read_bytes().count(b"\n") == 1 and results.read_bytes().endswith(b"\n")
     monkeypatch.setattr(jobs.records, "append", real_append)  # space freed
     assert main([*three_repeats(out), "--resume"]) == 0
-    with pytest.warns(UserWarning, match=r"unreadable line\(s\) \[2\]"):
-        assert sorted(r.repeat for r in records.read(out)) == [0, 1, 2]
+    assert "resume: 1 of 3 runs already recorded" in capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no torn or unreadable line
+        written = records.read(out)
+    assert sorted(r.repeat for r in written) == [0, 1, 2] and len({r.campaign_id for r in written}) == 1
 
 
 def test_a_stop_signal_waits_until_a_record_is_both_on_disk_and_counted():
