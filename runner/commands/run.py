@@ -179,10 +179,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="go on with the campaign in OUT: skip runs that already have an ok record there (same "
-        "model, engine, front end (for Stan: CmdStan or the bundled Stan), device, precision, chain "
-        "method, ISA, config hash and repeat; failed runs, and with --reruns above 0 loaded ones, are "
-        "run again), under the same campaign ID, so blocks pair across the interruption",
+        help="go on with the newest campaign in OUT, under its ID, so blocks pair across the interruption: "
+        "skip runs it already has an ok record of (same model, engine, front end (for Stan: CmdStan or the "
+        "bundled Stan), device, precision, chain method, ISA, config hash and repeat; failed runs, and with "
+        "--reruns above 0 loaded ones, are run again). Only where every block it recorded is one this plan runs "
+        "(the same models, settings, seed and repeats, or more of them; the engines may differ, so a campaign may "
+        "be run a side at a time); otherwise a new campaign starts, and says why",
     )
 
 
@@ -202,7 +204,6 @@ def main(args) -> int:
     if args.shard:
         jobs = shard(jobs, *args.shard)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
-    campaign_id = campaign_to_resume(args.out) if args.resume else None
     min_s = (
         SUITES[args.suite].get("min_sampler_s", 0.0) if args.min_sampler_seconds is None else args.min_sampler_seconds
     )
@@ -210,12 +211,18 @@ def main(args) -> int:
         jobs, lines = run_length.for_campaign(jobs, min_s, args.out if args.resume else None)
         for line in lines:
             print(line)
+    campaign_id = None
     if args.resume:
-        done = done_keys(args.out, clean=args.reruns > 0)
-        left = [j for j in jobs if j.key() not in done]
-        clean = " (clean: a loaded one is run again)" if args.reruns > 0 else ""
-        print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded{clean}, {len(left)} to run")
-        jobs = left
+        campaign_id, differs = campaign_to_resume(args.out, jobs)
+        if differs:
+            campaign_id = new_campaign_id()
+            print(f"resume: {differs}: starting a new campaign, {campaign_id}, of all {len(jobs)} runs")
+        else:
+            done = done_keys(args.out, clean=args.reruns > 0, campaign_id=campaign_id)
+            left = [j for j in jobs if j.key() not in done]
+            clean = " (clean: a loaded one is run again)" if args.reruns > 0 else ""
+            print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded{clean}, {len(left)} to run")
+            jobs = left
     if args.estimate:
         print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
         return 0

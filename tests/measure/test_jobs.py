@@ -203,6 +203,61 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
     assert main([*argv, "--out", str(tmp_path / "there"), "--estimate"]) == 2  # no estimate for the wrong machine
 
 
+def test_resume_goes_on_with_the_newest_campaign_only_where_the_plan_covers_it(tmp_path, monkeypatch, capsys):
+    """--resume of a campaign grown by a repeat and an engine goes on under its ID and runs only what it lacks; a
+    plan with another seed (the full disk's resume stamped its runs with an unrelated campaign's ID), fewer repeats
+    or other settings starts a new campaign of the whole plan and says why in one line."""
+    from stanjax.runner.commands.cli import main
+
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    out = tmp_path / "results"
+    argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]
+
+    def resume(*options):
+        capsys.readouterr()
+        before = len(records.read(out))
+        assert main([*argv, *options, "--resume"]) == 0
+        [said] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
+        new = records.read(out)[before:]
+        return said, {r.campaign_id for r in new}, len(new)
+
+    assert main([*argv, "--engines", "stan", "--repeats", "2"]) == 0
+    [first] = {r.campaign_id for r in records.read(out)}
+    grown = ("--engines", "stan", "numpyro", "--repeats", "3")
+    assert resume(*grown) == ("resume: 2 of 6 runs already recorded, 4 to run", {first}, 4)
+    said, [second], ran = resume(*grown, "--seed", "2")
+    assert said == (
+        f"resume: the newest campaign in {out} ({first}) ran seed 1; this plan has seed 2: "
+        f"starting a new campaign, {second}, of all 6 runs"
+    )
+    assert second != first and ran == 6
+    assert resume(*grown, "--seed", "2") == ("resume: 6 of 6 runs already recorded, 0 to run", set(), 0)
+    said, [third], ran = resume("--repeats", "2", "--seed", "2")
+    assert said.endswith(
+        f"({second}) ran repeats 3; this plan has repeats 2: starting a new campaign, {third}, of all 4 runs"
+    )
+    said = resume("--repeats", "2", "--seed", "2", "--chains", "2")[0]
+    assert f"({third}) ran chains 4; this plan has chains 2: starting a new campaign" in said
+
+
+def test_a_plan_that_differs_from_the_campaign_in_no_single_option_is_said_as_a_count(tmp_path, monkeypatch):
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import campaign_to_resume, plan
+
+    models = "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression"
+    argv = ["run", "--suite", "tiny", "--models", models, "--engines", "stan", "--repeats", "2"]
+    eight0, eight1, covtype0, covtype1 = plan(build_parser().parse_args(argv))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    jobs.run_jobs([eight1, covtype0], tmp_path, 60, [])
+    [made] = {r.campaign_id for r in records.read(tmp_path)}
+    assert campaign_to_resume(tmp_path, [eight0, eight1, covtype0, covtype1]) == (made, "")
+    assert campaign_to_resume(tmp_path, [eight0, covtype1]) == (
+        None,
+        f"the newest campaign in {tmp_path} ({made}) ran 2 run(s) of blocks not in this plan; this plan has other "
+        "combinations of models, settings and repeats",
+    )
+
+
 def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_its_limit(monkeypatch):
     said = []
     busy = iter([0.75, 0.5, 0.05])
