@@ -15,7 +15,8 @@ from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
-from stanjax.runner.measure.plan import Request, campaign_to_resume, done_keys, plan, results_folder, shard
+from stanjax.runner.measure.plan import Request, plan, results_folder, shard
+from stanjax.runner.measure.resume import campaign_to_resume, done_keys
 from stanjax.runner.measure.suites import SUITES
 
 

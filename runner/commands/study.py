@@ -16,10 +16,10 @@ from stanjax.runner.measure.plan import (
     check_cores,
     check_gpu_visible,
     check_seed_and_timeout,
-    done_keys,
     placement,
     with_threads,
 )
+from stanjax.runner.measure.resume import done_keys
 
 
 def add_parser(verbs) -> None:

@@ -344,7 +344,7 @@ def test_resume_counts_a_stan_run_done_only_by_the_front_end_that_would_run_now(
 
     from stanjax.runner.core import engine_registry, records
     from stanjax.runner.measure.jobs import base_record
-    from stanjax.runner.measure.plan import done_keys
+    from stanjax.runner.measure.resume import done_keys
 
     monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan" if cmdstan_found else None)
     out = tmp_path / "results"

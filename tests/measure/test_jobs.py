@@ -133,7 +133,7 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
     rerun = jobs.run_jobs(planned, tmp_path, 60, written, reruns=2)
     assert len(written) == 3 and all(not r.clean for r in written) and len(rerun) == 2
     assert "1 run(s) still loaded after their reruns" in campaign_summary(written, rerun, tmp_path)
-    from stanjax.runner.measure.plan import done_keys
+    from stanjax.runner.measure.resume import done_keys
 
     assert done_keys(tmp_path) == {planned[0].key()}  # --reruns 0: an ok record is done, loaded or not
     assert done_keys(tmp_path, clean=True) == set()  # with reruns, --resume measures it again
@@ -145,7 +145,8 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
     from msgspec.structs import replace
 
     from stanjax.runner.commands.cli import build_parser
-    from stanjax.runner.measure.plan import done_keys, plan
+    from stanjax.runner.measure.plan import plan
+    from stanjax.runner.measure.resume import done_keys
 
     planned = plan(
         build_parser().parse_args(
@@ -242,7 +243,8 @@ def test_resume_goes_on_with_the_newest_campaign_only_where_the_plan_covers_it(t
 
 def test_a_plan_that_differs_from_the_campaign_in_no_single_option_is_said_as_a_count(tmp_path, monkeypatch):
     from stanjax.runner.commands.cli import build_parser
-    from stanjax.runner.measure.plan import campaign_to_resume, plan
+    from stanjax.runner.measure.plan import plan
+    from stanjax.runner.measure.resume import campaign_to_resume
 
     models = "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression"
     argv = ["run", "--suite", "tiny", "--models", models, "--engines", "stan", "--repeats", "2"]
