@@ -21,6 +21,8 @@ import operator
 import os
 import traceback
 from collections.abc import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -56,10 +58,33 @@ class UnknownChoice(UsageError):
     """A name given on the command line or in a config that is not one of the valid choices."""
 
     def __init__(self, kind: str, name: str, choices):
-        choices = list(choices)
+        choices, name = list(choices), str(name)  # the API may be handed anything
         nearest = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
         hint = f"did you mean '{nearest[0]}'? " if nearest else ""
         super().__init__(f"unknown {kind} '{name}' ({hint}choose from: {', '.join(choices)})")
+
+
+# Whether refusals name options as the API's arguments (``argument_names``), not as the command line's flags.
+_API_WORDS: ContextVar[bool] = ContextVar("stanjax_api_words", default=False)
+API_ARGUMENTS = {"repeats": "blocks"}  # the API's names that are not the option's
+
+
+def option(name: str, *value) -> str:
+    """An option as whoever asked names it, with its value if given: the command line's ``--chains`` (``--chains
+    200``), or within :func:`argument_names` the API's ``chains`` (``chains=200``); so a check is written once."""
+    if _API_WORDS.get():
+        return API_ARGUMENTS.get(name, name.replace("-", "_")) + "".join(f"={v!r}" for v in value)
+    return f"--{name}" + "".join(f" {v}" for v in value)
+
+
+@contextmanager
+def argument_names():
+    """Within: refusals (:func:`option`) name the API's arguments, not the command line's flags."""
+    token = _API_WORDS.set(True)
+    try:
+        yield
+    finally:
+        _API_WORDS.reset(token)
 
 
 _SIZE_OPERATORS = {

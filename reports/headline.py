@@ -11,6 +11,7 @@ largest compile time among those runs (the uncached build).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -132,6 +133,26 @@ def left_out_text(runs: pd.DataFrame) -> str:
     return ", ".join(
         f"{count} {LEFT_OUT[reason]}"
         for reason, count in sorted(counts.items(), key=lambda item: list(LEFT_OUT).index(item[0]))
+    )
+
+
+def why_no_ratio(runs: pd.DataFrame, labels: list[str], planned: int, paired: int) -> str | None:
+    """Why two setups' runs of one problem give no ratio, or one on too few blocks (``paired`` of ``planned``):
+    per side its runs, the valid ones, those no answer may use and why (loaded, ...), the gates failed and the runs
+    that did not finish; None for a ratio on ``MIN_BLOCKS`` blocks or more."""
+    if paired >= MIN_BLOCKS:
+        return None
+    sides = []
+    for label in labels:
+        side = runs[runs.label == label]
+        gates = Counter(gate for text in side.failed_gates for gate in text.split(", ") if gate)
+        parts = [f"{len(side)} run(s)", f"{int(side.valid.sum())} valid", left_out_text(side)]
+        parts.append(f"failed {', '.join(f'{gate} ×{n}' for gate, n in gates.items())}" if gates else "")
+        parts += [f"{n} {status}" for status, n in side[side.status != "ok"].status.value_counts().items()]
+        sides.append(f"{label}: {', '.join(part for part in parts if part)}")
+    verdict = "no ratio" if paired == 0 else f"under {MIN_BLOCKS} blocks, no evidence either way"
+    return f"{verdict}: {paired} of {planned} block(s) with a valid run of each side that an answer may use; " + (
+        "; ".join(sides)
     )
 
 

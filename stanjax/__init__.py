@@ -12,7 +12,9 @@ From a notebook::
     sj.report("results/", out="report/")
 
 Runs go through the same planning, worker processes, gates and records as ``stanjax run`` (the CLI calls these
-parts too): a run's record lands in ``out``'s results.jsonl like any other, so nothing measured is lost.
+parts too): a run's record lands in ``out``'s results.jsonl like any other, so nothing measured is lost. Bad
+arguments are refused in this API's words (``chains must be between 1 and 65536, got 0``) before anything runs;
+what ``sample`` and ``compare`` give back is ``stanjax.runs``'s.
 
 The library's parts keep the design card's folders: ``stanjax.models`` (posterior specs), ``stanjax.jax_models``
 (the NumPyro programs), ``stanjax.runner`` (engines, measurement, campaigns, the CLI) and ``stanjax.reports``; the
@@ -25,16 +27,16 @@ Nothing heavy is imported at ``import stanjax``: a Stan worker imports it and mu
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stanjax.runs import Comparison, Run
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from stanjax.models import ModelSpec
-    from stanjax.reports.stats import Ratio
-    from stanjax.runner.core.records import RunRecord
     from stanjax.runner.pairing.check import CheckResult
 
 __all__ = ["Comparison", "Posterior", "Run", "check", "compare", "load", "posterior", "report", "sample"]
@@ -117,64 +119,15 @@ def posterior(posterior_id: str, model_dir: str | Path | None = None) -> Posteri
     return Posterior(models.get(posterior_id))
 
 
-@dataclass
-class Run:
-    """One run: its record (settings, timings, metrics, gates, provenance) and its draws."""
-
-    record: RunRecord
-    draws: dict[str, Any] = field(repr=False)  # name -> (chain, draw, ...) array
-    sample_stats: dict[str, Any] = field(repr=False)  # diverging, n_steps: (chain, draw)
-
-    @property
-    def valid(self) -> bool:
-        """Whether it passed every gate (completed, finite, R-hat, ESS, divergences, reference)."""
-        return self.record.valid
-
-    @property
-    def ess_per_second(self) -> float:
-        """Min bulk ESS over the parameters ÷ the run's warmup and sampling wall seconds (compile excluded)."""
-        return self.record.metrics.ess_per_s
-
-    @property
-    def ms_per_gradient(self) -> float:
-        return self.record.metrics.ms_per_gradient
-
-    def to_inference_data(self):
-        """The draws as arviz's DataTree (``posterior`` and ``sample_stats`` groups)."""
-        from arviz_base import from_dict
-
-        return from_dict({"posterior": self.draws, "sample_stats": self.sample_stats})
-
-
-def _request(
-    posterior: Posterior | str,
-    engines: list[str],
-    size: str,
-    chains: int,
-    warmup: int,
-    draws: int,
-    repeats: int,
-    seed: int,
-    device: str,
-    stan: str,
-    timeout: float,
-):
-    from stanjax.runner.measure.plan import Request
+def _plan(posterior: Posterior | str, engines: list[str], **settings) -> list:
+    """The run verb's plan for one posterior (``settings``: a ``Request``'s), whose refusals name this API's
+    arguments (``chains``, not ``--chains``): one line before anything runs."""
+    from stanjax.models import argument_names
+    from stanjax.runner.measure.plan import Request, plan
 
     model_id = posterior.id if isinstance(posterior, Posterior) else posterior
-    return Request(
-        models=[model_id],
-        engines=engines,
-        size=size,
-        chains=chains,
-        warmup=warmup,
-        draws=draws,
-        repeats=repeats,
-        seed=seed,
-        device=device,
-        stan=stan,
-        timeout=timeout,
-    )
+    with argument_names():
+        return plan(Request(models=[model_id], engines=engines, **settings))
 
 
 def sample(
@@ -186,6 +139,7 @@ def sample(
     draws: int = 1000,
     seed: int = 1,
     device: str = "cpu",
+    chain_method: str | None = None,
     stan: str = "auto",
     out: str | Path = "out/results",
     timeout: float = 3600.0,
@@ -208,6 +162,9 @@ def sample(
         The data seed; the sampler's seed comes from it and fresh entropy, and is recorded.
     device
         ``"cpu"`` or ``"gpu"`` (JAX engines).
+    chain_method
+        How NumPyro runs the chains: ``"parallel"`` (one CPU device each, at most 64), ``"vectorized"`` or
+        ``"sequential"``; None: the device's default (parallel on the CPU, vectorized on a GPU).
     stan
         Stan's front end: ``"auto"``, ``"bundled"`` or ``"cmdstan"``.
     out
@@ -222,14 +179,29 @@ def sample(
 
     Raises
     ------
+    UsageError
+        An argument out of its range, or an unknown posterior, engine or size (the nearest named), before it runs.
     RuntimeError
         A run that failed or timed out, with the worker's last lines (its record is kept)."""
     import numpy as np
 
     from stanjax.runner.measure.jobs import Recorder
-    from stanjax.runner.measure.plan import plan, results_folder
+    from stanjax.runner.measure.plan import results_folder
 
-    [job] = plan(_request(posterior, [engine], size, chains, warmup, draws, 1, seed, device, stan, timeout))
+    [job] = _plan(
+        posterior,
+        [engine],
+        size=size,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        repeats=1,
+        seed=seed,
+        device=device,
+        chain_method=chain_method,
+        stan=stan,
+        timeout=timeout,
+    )
     recorder = Recorder(results_folder(out), timeout, [])
     with tempfile.TemporaryDirectory(prefix="stanjax-draws-") as tmp:
         draws_file = Path(tmp) / "draws.npz"
@@ -244,25 +216,6 @@ def sample(
     return Run(record, groups["posterior"], groups["sample_stats"])
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """A paired comparison: ``numerator`` ÷ ``denominator`` ESS/s, the median of the block ratios with its
-    order-statistic interval (``ratio``: value, low, high, blocks), from the blocks where both runs were valid;
-    ``insufficient`` under 5 such blocks (then it is no evidence either way)."""
-
-    model_id: str
-    numerator: str
-    denominator: str
-    ratio: Ratio | None
-    records: list[RunRecord] = field(repr=False)
-
-    @property
-    def insufficient(self) -> bool:
-        from stanjax.reports.stats import MIN_BLOCKS
-
-        return self.ratio is None or self.ratio.blocks < MIN_BLOCKS
-
-
 def compare(
     posterior: Posterior | str,
     engines: tuple[str, str] | list[str] = ("stan", "numpyro"),
@@ -273,6 +226,7 @@ def compare(
     draws: int = 1000,
     seed: int = 1,
     device: str = "cpu",
+    chain_method: str | None = None,
     stan: str = "auto",
     out: str | Path = "out/results",
     timeout: float = 3600.0,
@@ -286,10 +240,10 @@ def compare(
     posterior
         A ``Posterior`` or its ID.
     engines
-        (denominator, numerator): the ratio is the second's ESS/s over the first's.
+        (denominator, numerator): two engines; the ratio is the second's ESS/s over the first's.
     blocks
         Paired blocks; under 5 valid ones the comparison is ``insufficient``.
-    size, chains, warmup, draws, seed, device, stan, out, timeout
+    size, chains, warmup, draws, seed, device, chain_method, stan, out, timeout
         As for ``sample``.
     reruns
         How often a run measured on a loaded machine is run again (a loaded record never enters the ratio).
@@ -297,22 +251,46 @@ def compare(
     Returns
     -------
     Comparison
-        The median block ratio with its order-statistic interval (None without a valid pair) and every record."""
-    from stanjax.reports.headline import comparisons
+        The median block ratio with its order-statistic interval (None without a valid pair), why there is none or
+        too few blocks for one, and every record.
+
+    Raises
+    ------
+    UsageError
+        Not two engines, an argument out of range, an unknown posterior, engine or size (the nearest named)."""
+    from stanjax.models import UsageError
+    from stanjax.reports.headline import comparisons, why_no_ratio
     from stanjax.reports.runs_table import tidy
     from stanjax.runner.measure.jobs import run_jobs
-    from stanjax.runner.measure.plan import plan, results_folder
+    from stanjax.runner.measure.plan import results_folder
 
-    request = _request(posterior, list(engines), size, chains, warmup, draws, blocks, seed, device, stan, timeout)
-    jobs = plan(request)
+    names = [engines] if isinstance(engines, str) else list(dict.fromkeys(engines))
+    if len(names) != 2:
+        raise UsageError(f"engines must be two engines, the denominator and the numerator, got {engines!r}")
+    jobs = _plan(
+        posterior,
+        names,
+        size=size,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        repeats=blocks,
+        seed=seed,
+        device=device,
+        chain_method=chain_method,
+        stan=stan,
+        timeout=timeout,
+        reruns=reruns,
+    )
     written: list = []
     run_jobs(jobs, results_folder(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
-    found = comparisons(tidy(written)) if any(r.valid for r in written) else []
-    entry = next((c for c in found if len(c["models"]) == 1), None)
-    model_id = jobs[0].model_id
-    if entry is None:
-        return Comparison(model_id, engines[1], engines[0], None, written)
-    return Comparison(model_id, entry["numerator"], entry["denominator"], entry["models"][0]["warm"], written)
+    runs = tidy(written)
+    entry = next((c for c in comparisons(runs) if len(c["models"]) == 1), None) if runs.valid.any() else None
+    labels = list(dict.fromkeys(r.label for r in written))  # block 0 runs the engines as given
+    ratio = entry["models"][0]["warm"] if entry else None
+    why = why_no_ratio(runs, labels, blocks, ratio.blocks if ratio else 0)
+    num, den = (entry["numerator"], entry["denominator"]) if entry else (labels[-1], labels[0])
+    return Comparison(jobs[0].model_id, num, den, ratio, why, written)
 
 
 def check(*target: str | Path, data: str | Path | None = None, **options) -> CheckResult:

@@ -10,7 +10,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.core import environment, records
-from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, Job
+from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stan",
-        choices=("auto", "bundled", "cmdstan"),
+        choices=STAN_FRONT_ENDS,
         default=Request.stan,
         help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
         "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "

@@ -91,6 +91,8 @@ def campaign_entropy() -> int:
 DEVICES = ("cpu", "gpu")
 ISAS = ("native", "x86-64-v3", "x86-64-v2")
 CHAIN_METHODS = ("parallel", "vectorized", "sequential")
+# Stan's front end as asked: "auto" is CmdStan where one is installed, else the bundled Stan.
+STAN_FRONT_ENDS = ("auto", "bundled", "cmdstan")
 
 
 def blas_threads(cores: int, chains: int, chain_method: str) -> int:

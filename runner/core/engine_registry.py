@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from stanjax.models import ModelSpec, UnknownChoice, UsageError
+from stanjax.models import ModelSpec, UnknownChoice, UsageError, option
 from stanjax.runner.core.config import Placement, RunConfig
 
 
@@ -144,7 +144,7 @@ def _stan_front_end(requested: str) -> str:
     """auto: CmdStan when one is installed, else the bundled Stan; cmdstan only where one is installed."""
     if requested == "cmdstan" and not find_cmdstan():
         raise UsageError(
-            "--stan cmdstan: no CmdStan installation found (set CMDSTAN, or install one with "
+            f"{option('stan', 'cmdstan')}: no CmdStan installation found (set CMDSTAN, or install one with "
             "cmdstanpy's install_cmdstan)"
         )
     if requested == "auto":

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import operator
 import os
 import subprocess
 import sys
@@ -17,9 +19,13 @@ from pathlib import Path
 from typing import Literal
 
 from stanjax import models
-from stanjax.models import UsageError
+from stanjax.models import UsageError, option
 from stanjax.runner.core.config import (
+    CHAIN_METHODS,
+    DEVICES,
+    ISAS,
     MANY_CHAINS,
+    STAN_FRONT_ENDS,
     STAN_PROGRAMS,
     SUPERCHAINS,
     Job,
@@ -101,13 +107,14 @@ def plan(args: Request) -> list[Job]:
     for engine in engines:
         entry(engine)  # unknown engine: one line, exit 2
     device = args.device or suite.get("device", "cpu")
+    check_choices(args, device)
     placements = {
         engine: replace(placement(engine, device, args.x64, args.chain_method, settings["chains"]), isa=args.isa)
         for engine in engines
     }
     if settings["chains"] >= MANY_CHAINS and settings["chains"] % SUPERCHAINS:
         raise UsageError(
-            f"--chains {settings['chains']}: from {MANY_CHAINS} chains on the chains start in "
+            f"{option('chains', settings['chains'])}: from {MANY_CHAINS} chains on the chains start in "
             f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}"
         )
     front_ends = {
@@ -118,10 +125,14 @@ def plan(args: Request) -> list[Job]:
     # rejects, a pair whose data or parameters disagree (runner.measure.static_checks).
     for spec in specs:
         for size in sizes:
-            static_checks.require(spec, spec.data(size, args.seed))
+            static_checks.require(spec, spec.data(size, settings["seed"]))
     configs = [
         RunConfig(
-            size=size, chains=settings["chains"], warmup=settings["warmup"], draws=settings["draws"], seed=args.seed
+            size=size,
+            chains=settings["chains"],
+            warmup=settings["warmup"],
+            draws=settings["draws"],
+            seed=settings["seed"],
         )
         for size in sizes
     ]
@@ -147,20 +158,50 @@ def plan(args: Request) -> list[Job]:
 
 
 def checked_settings(args: Request, suite: Suite) -> dict[str, int]:
-    """The suite's chains, warmup, draws and repeats with the request's overrides, and the request's other numbers,
-    each checked: one line for the first out of its range."""
+    """The suite's chains, warmup, draws and repeats with the request's overrides, and the seed, as ints; the
+    request's other numbers checked too: one line for the first out of its range."""
     settings: dict[str, int] = {
-        key: getattr(args, key) if getattr(args, key) is not None else suite[key] for key in SETTINGS
+        key: whole(key, suite[key] if getattr(args, key) is None else getattr(args, key)) for key in SETTINGS
     }
     for key, (low, high) in LIMITS.items():
         if not low <= settings[key] <= high:
-            raise UsageError(f"--{key} must be between {low} and {high}, got {settings[key]}")
-    if not 0 <= args.reruns <= MAX_RERUNS:
-        raise UsageError(f"--reruns must be between 0 and {MAX_RERUNS}, got {args.reruns}")
-    if not (math.isfinite(args.quiet_wait) and args.quiet_wait >= 0):
-        raise UsageError(f"--quiet-wait must be a number of seconds >= 0, got {args.quiet_wait:g}")
-    check_seed_and_timeout(args.seed, args.timeout)
-    return settings
+            raise UsageError(f"{option(key)} must be between {low} and {high}, got {settings[key]}")
+    if not 0 <= whole("reruns", args.reruns) <= MAX_RERUNS:
+        raise UsageError(f"{option('reruns')} must be between 0 and {MAX_RERUNS}, got {args.reruns}")
+    if not (seconds(args.quiet_wait) and args.quiet_wait >= 0):
+        raise UsageError(f"{option('quiet-wait')} must be a number of seconds >= 0, got {shown(args.quiet_wait)}")
+    return {**settings, "seed": check_seed_and_timeout(args.seed, args.timeout)}
+
+
+def whole(name: str, value) -> int:
+    """An integer option as an int (NumPy's integers too), or one line naming it: a float or a string would reach
+    a record's settings and their hash."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise UsageError(f"{option(name)} must be a whole number, got {value!r}") from None
+
+
+def seconds(value) -> bool:
+    return isinstance(value, numbers.Real) and math.isfinite(value)
+
+
+def shown(value) -> str:
+    """A number as the command line typed it (``5``, ``nan``); anything else as Python writes it."""
+    return f"{value:g}" if isinstance(value, numbers.Real) else repr(value)
+
+
+def check_choices(args: Request, device: str) -> None:
+    """The choices the command line's parser holds to, for any request: an unknown device would become the
+    engine's first, an unknown chain method its default, silently."""
+    for kind, value, choices in (
+        ("device", device, DEVICES),
+        ("chain method", args.chain_method or CHAIN_METHODS[0], CHAIN_METHODS),
+        ("ISA", args.isa, ISAS),
+        ("Stan front end", args.stan, STAN_FRONT_ENDS),
+    ):
+        if value not in choices:
+            raise models.UnknownChoice(kind, value, choices)
 
 
 def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engines: list[str]) -> list[str]:
@@ -172,7 +213,7 @@ def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engine
         if name not in STAN_PROGRAMS:
             raise models.UnknownChoice("Stan program", name, STAN_PROGRAMS)
     if not any(entry(engine).family == STAN and not entry(engine).approximate for engine in engines):
-        raise UsageError("--stan-programs chooses Stan's programs, but no Stan sampler is among the engines")
+        raise UsageError(f"{option('stan-programs')} chooses Stan's programs, but no Stan sampler is among the engines")
     programs = list(dict.fromkeys(STAN_PROGRAMS[name] for name in names))
     without = [spec.id for spec in specs if spec.stan_expert_file is None]
     if programs == ["expert"] and without:
@@ -212,19 +253,22 @@ def check_cores(cores: int | None) -> int:
     usable = len(usable_cores())
     if cores is None:
         return usable
-    if not 1 <= cores <= usable:
-        raise UsageError(f"--cores must be between 1 and {usable} (the cores this process may run on), got {cores}")
+    if not 1 <= whole("cores", cores) <= usable:
+        raise UsageError(
+            f"{option('cores')} must be between 1 and {usable} (the cores this process may run on), got {cores}"
+        )
+    return int(cores)
     return cores
 
 
 def check_threads(threads: int | None, cores: int, chains: int) -> int | None:
     """``--threads-per-chain``: chains x threads must fit the cores; None: the front end's default."""
-    if threads is not None and not (threads >= 1 and chains * threads <= cores):
+    if threads is not None and not (whole("threads-per-chain", threads) >= 1 and chains * threads <= cores):
         raise UsageError(
-            f"--threads-per-chain {threads} with {chains} chains needs {chains * threads} cores; "
-            f"the runs have {cores} (--cores)"
+            f"{option('threads-per-chain', threads)} with {chains} chains needs {chains * threads} cores; "
+            f"the runs have {cores} ({option('cores')})"
         )
-    return threads
+    return None if threads is None else int(threads)
 
 
 def with_threads(
@@ -253,12 +297,14 @@ MAX_RERUNS = 10
 MAX_SEED = 2**32 - 1  # NumPy's and Stan's seeds are unsigned 32-bit
 
 
-def check_seed_and_timeout(seed: int, timeout: float) -> None:
-    """Every model checks its seed alike (models that ignore it too), and a timeout is a positive number."""
-    if not 0 <= seed <= MAX_SEED:
-        raise UsageError(f"--seed must be between 0 and {MAX_SEED}, got {seed}")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+def check_seed_and_timeout(seed: int, timeout: float) -> int:
+    """Every model checks its seed alike (models that ignore it too), and a timeout is a positive number; the
+    seed as an int."""
+    if not 0 <= whole("seed", seed) <= MAX_SEED:
+        raise UsageError(f"{option('seed')} must be between 0 and {MAX_SEED}, got {seed}")
+    if not (seconds(timeout) and timeout > 0):
+        raise UsageError(f"{option('timeout')} must be a positive number of seconds, got {shown(timeout)}")
+    return int(seed)
 
 
 def placement(engine: str, device: str, x64: bool, chain_method: str | None, chains: int) -> Placement:
@@ -274,13 +320,13 @@ def placement(engine: str, device: str, x64: bool, chain_method: str | None, cha
         and entry(engine).family == JAX
     ):
         raise UsageError(
-            f"--chain-method parallel gives each chain its own CPU device: at most "
-            f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use --chain-method vectorized)"
+            f"{option('chain-method', 'parallel')} gives each chain its own CPU device: at most "
+            f"{MAX_PARALLEL_CPU_CHAINS} chains, got {chains} (use {option('chain-method', 'vectorized')})"
         )
     if chosen.chain_method == "parallel" and chosen.device == "gpu" and chains > gpu_count():
         raise UsageError(
-            f"--chain-method parallel needs one GPU per chain: {chains} chains, {gpu_count()} "
-            "GPU(s) visible (use --chain-method vectorized)"
+            f"{option('chain-method', 'parallel')} needs one GPU per chain: {chains} chains, {gpu_count()} "
+            f"GPU(s) visible (use {option('chain-method', 'vectorized')})"
         )
     return chosen
 
@@ -315,10 +361,11 @@ def gpu_count() -> int:
     raise UsageError(f"JAX's GPU platform failed to start: {answer['error'].splitlines()[0]}")
 
 
-def check_gpu_visible(asked: str = "--device gpu") -> None:
+def check_gpu_visible(asked: str | None = None) -> None:
+    """A GPU asked for (``--device gpu``, or what ``asked`` names) where JAX sees none: one line."""
     if gpu_count() == 0:
         raise UsageError(
-            f"{asked}: JAX sees no GPU on this machine (install jax[cuda] and check "
+            f"{asked or option('device', 'gpu')}: JAX sees no GPU on this machine (install jax[cuda] and check "
             "nvidia-smi); refusing to fall back to the CPU"
         )
 
