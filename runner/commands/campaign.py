@@ -165,7 +165,7 @@ def planned(args, cores: int) -> tuple[Plan, bool]:
             )
         return plan, False
     history = [folder for folder in args.history if folder.exists()]
-    runs = records.read(history) if history else []
+    runs = records.read(history, summaries=False) if history else []
     measured = records.read_measurements(history) if history else []
     if (args.out / records.MEASUREMENTS_FILE).exists():  # this box's own, from an earlier --calibrate
         measured += records.read_measurements(args.out / records.MEASUREMENTS_FILE)

@@ -271,7 +271,7 @@ def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     """Per model and size: its runs' estimated seconds and what the estimates rest on; then the total."""
     from stanjax.runner.measure.estimates import Estimator
 
-    estimate = Estimator(records.read(history) if history else [], machine=environment.machine().slug)
+    estimate = Estimator(records.read(history, summaries=False) if history else [], machine=environment.machine().slug)
     per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for job in jobs:
         per_model.setdefault((job.model_id, job.config.size), []).append(estimate(job))

@@ -290,12 +290,13 @@ def _files(path: Path | list[Path]) -> list[Path]:
     raise RecordsError(f"no results at {path}")
 
 
-def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
+def _read_file(file: Path, summaries: bool = True) -> tuple[list[RunRecord], list[dict]]:
     """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object (torn, corrupted),
     a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
     one warning per file naming the lines and why; only a file whose records are all of another schema is refused
-    (it is history this stanjax cannot read, not damage)."""
-    if file.name == RESULTS_FILE + ".gz":
+    (it is history this stanjax cannot read, not damage). Without ``summaries``, a packed file's runs come without
+    the per-parameter summaries its sidecar holds."""
+    if file.name == RESULTS_FILE + ".gz" and summaries:
         data = packing.expand(file)  # with the summaries a sidecar holds
     else:
         data = gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_bytes()
@@ -343,10 +344,11 @@ def _read_file(file: Path) -> tuple[list[RunRecord], list[dict]]:
     return runs, measurements
 
 
-def read(path: Path | list[Path]) -> list[RunRecord]:
+def read(path: Path | list[Path], summaries: bool = True) -> list[RunRecord]:
     """The run records of one ``.jsonl`` file, of every ``*.jsonl`` below a folder (sorted by path), or of a list
-    of files and folders."""
-    return [run for file in _files(path) for run in _read_file(file)[0]]
+    of files and folders. ``summaries=False`` is for readers of timings and settings alone (run lengths, estimates):
+    a closed campaign's per-parameter summaries stay in their sidecar (all of results/: 8.8 -> 0.6 CPU seconds)."""
+    return [run for file in _files(path) for run in _read_file(file, summaries)[0]]
 
 
 def read_measurements(path: Path | list[Path]) -> list[dict]:

@@ -89,10 +89,10 @@ def for_campaign(jobs: list[Job], min_s: float, keep: Path | None = None) -> tup
     less than the factor it decides); pairings that ``keep``'s records ran (a campaign being resumed, the nightly
     before) keep their draws, so their runs stay the same measurement."""
     folders = [f for f in (ROOT / "results" / environment.machine().slug, keep) if f is not None and f.exists()]
-    history = records.read(folders) if folders else []
+    history = records.read(folders, summaries=False) if folders else []
     seen = {r.model_id for r in history}
     if any(job.model_id not in seen for job in jobs) and (ROOT / "results").exists():
-        history += [r for r in records.read(ROOT / "results") if r.model_id not in seen]
+        history += [r for r in records.read(ROOT / "results", summaries=False) if r.model_id not in seen]
     kept = [keep / name for name in records.RESULTS_FILES if keep is not None and (keep / name).exists()]
     fixed = {(r.model_id, r.config.size): r.config.draws for r in (records.read(kept) if kept else [])}
     return lengthen(jobs, history, min_s, fixed)

@@ -381,6 +381,10 @@ def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_pa
     packed = folder / (records.RESULTS_FILE + ".gz")
     assert sorted(p.name for p in folder.iterdir()) == [packing.PARAMETERS_FILE, packed.name]
     assert packing.expand(packed) == original and records.read(folder) == before
+    # timings and settings alone: the same runs, the summaries left in the sidecar (the odd line keeps its own)
+    light = records.read(folder, summaries=False)
+    assert [r.timings for r in light] == [r.timings for r in before] and light[0].metrics.posterior_mean == {}
+    assert before[0].metrics.posterior_mean and light[-1].metrics.posterior_mean == before[-1].metrics.posterior_mean
     measured = folder / (records.MEASUREMENTS_FILE + ".gz")  # a study's, gzipped beside: not the sidecar's
     measured.write_bytes(gzip.compress((json.dumps(records.measurement("chains", {"chains": 4})) + "\n").encode()))
     assert len(records.read_measurements(folder)) == 1 and records.read(folder) == before
