@@ -183,6 +183,10 @@ class ModelSpec:
     # parameters); the gate reads that reference, narrowed to this model's parameters, and ``stanjax reference``
     # refuses this model (its own long runs would be drawn by the sampler the reference is there to judge). "": none.
     reference_twin: str = ""
+    # Size entries the density comparison changes from the size it is asked at: an ODE's solves tightened to 1e-10,
+    # so that it compares the two models and not the two solvers' errors (about the tolerances apart), where the
+    # runs solve at the tolerances an expert uses. Empty: the size's own data.
+    density_resize: tuple[tuple[str, int], ...] = ()
     # The folder holding the model's stan/ and jax_models/ files: None for this repository's (STAN_DIR,
     # JAX_MODELS_DIR), a user's model folder otherwise (set by the registry when it loads the folder).
     home: Path | None = None
@@ -244,9 +248,16 @@ class ModelSpec:
             sizes[name] = value
         return sizes
 
+    def density_data(self, size: str, seed: int) -> dict:
+        """The data set the density comparison is made on at ``size``: the size's, with ``density_resize``'s
+        entries (which the presets need not name: the generator's own arguments)."""
+        return self._finite(self.generate(seed, **{**self.size_kwargs(size), **dict(self.density_resize)}))
+
     def data(self, size: str, seed: int, resize=()) -> dict:
         """The data set for a size preset (optionally resized), validated: finite numbers only."""
-        data = self.generate(seed, **self.size_kwargs(size, resize))
+        return self._finite(self.generate(seed, **self.size_kwargs(size, resize)))
+
+    def _finite(self, data: dict) -> dict:
         for key, value in data.items():
             if np.issubdtype(np.asarray(value).dtype, np.floating) and not np.all(np.isfinite(value)):
                 raise UsageError(f"{self.id}: data entry '{key}' holds NaN or inf")

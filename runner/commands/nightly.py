@@ -7,7 +7,7 @@ from pathlib import Path
 
 from stanjax.runner.campaigns import regressions
 from stanjax.runner.commands.compare import check_rule, find_regressions
-from stanjax.runner.commands.run import calibrate
+from stanjax.runner.commands.run import calibrate, check_min_sampler_seconds
 from stanjax.runner.core import history, records
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
@@ -38,6 +38,14 @@ def add_parser(verbs) -> None:
     parser.add_argument(
         "--alpha", type=float, default=regressions.ALPHA, help="significance level (default: %(default)s)"
     )
+    parser.add_argument(
+        "--min-sampler-seconds",
+        type=float,
+        default=SUITES["nightly"]["min_sampler_s"],
+        metavar="S",
+        help="where a pairing's shorter side sampled for less than S (this machine's earlier runs), both sides "
+        "draw more, the same number, until it would not; 0: never (default: %(default)s)",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is stopped")
     parser.set_defaults(handler=main)
 
@@ -46,15 +54,17 @@ def main(args) -> int:
     from stanjax.reports.build import build
 
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
+    check_min_sampler_seconds(args.min_sampler_seconds)
     request = Request(suite="nightly", models=args.models, size=args.size, repeats=args.repeats, timeout=args.timeout)
     jobs = plan(request)
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
     # Runs long enough to measure, with the draws of the nightly before where it ran the pairing (the same keys).
-    jobs, lines = run_length.for_campaign(jobs, SUITES["nightly"]["min_sampler_s"], history.previous(folder))
-    for line in lines:
-        print(line)
+    if args.min_sampler_seconds > 0:
+        jobs, lines = run_length.for_campaign(jobs, args.min_sampler_seconds, history.previous(folder))
+        for line in lines:
+            print(line)
     campaign_id = new_campaign_id()
     print(calibrate(folder, campaign_id, job_core_ids(jobs[0])))
     written: list[records.RunRecord] = []

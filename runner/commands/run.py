@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from stanjax import models
-from stanjax.models import ROOT
+from stanjax.models import ROOT, UsageError
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
@@ -200,7 +200,13 @@ def shard_arg(text: str) -> tuple[int, int]:
     return i, n
 
 
+def check_min_sampler_seconds(seconds: float | None) -> None:
+    if seconds is not None and not seconds >= 0:
+        raise UsageError(f"--min-sampler-seconds must be a number of seconds >= 0, got {seconds:g}")
+
+
 def main(args) -> int:
+    check_min_sampler_seconds(args.min_sampler_seconds)
     jobs = plan(args)
     if args.shard:
         jobs = shard(jobs, *args.shard)

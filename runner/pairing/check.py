@@ -206,7 +206,7 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     if request.stop_after == "static":
         return result
     began = time.perf_counter()
-    found = density_stage(spec, data, request.points, request.seed)
+    found = density_stage(spec, spec.density_data(size, request.seed), request.points, request.seed)
     result.stages.append(
         {
             "name": "density",

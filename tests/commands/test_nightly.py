@@ -15,7 +15,9 @@ EIGHT = "eight_schools-eight_schools_noncentered"
 def test_two_nightly_runs_the_second_compared_with_the_first(tmp_path, capsys):
     # 2 repeats a night: enough for the Mann-Whitney test to run (it needs 2 a side; with 2 or 3 it can never reach
     # p < 0.05, so the speed verdict is "unchanged" either way and the exit code follows the correctness checks)
+    # runs of tiny length: the lengthening is run_length's, tested there
     args = ["nightly", "--history", str(tmp_path), "--size", "tiny", "--models", EIGHT, "--repeats", "2"]
+    args += ["--min-sampler-seconds", "0"]
     assert main(args) == 0
     assert "no baseline: this is the first nightly" in capsys.readouterr().out
     code = main(args)
@@ -57,5 +59,7 @@ def test_a_missing_baseline_or_history_is_bad_input(tmp_path, capsys):
     )
     assert "no results at" in capsys.readouterr().err
     assert main(["nightly", "--history", str(tmp_path), "--alpha", "2", "--size", "tiny"]) == 2
+    assert main(["nightly", "--history", str(tmp_path), "--min-sampler-seconds", "-1", "--size", "tiny"]) == 2
+    assert "--min-sampler-seconds must be" in capsys.readouterr().err
     assert history.run_folders(tmp_path) == []  # nothing ran
     assert main(["history", str(tmp_path)]) == 2

@@ -17,7 +17,7 @@ N_POINTS = 5
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
 def test_stan_and_numpyro_log_densities_differ_by_a_constant(spec):
-    data = spec.data("tiny", seed=1)
+    data = spec.density_data("tiny", seed=1)
     points = density.posterior_points(spec, data, N_POINTS, seed=0)
     result = density.check(spec, data, points)
     assert len(result.log_density_stan) == N_POINTS
@@ -49,7 +49,7 @@ THREADED = [s for s in SPECS if s.stan_threaded_file]
 @pytest.mark.parametrize("spec", THREADED, ids=[s.id for s in THREADED])
 def test_threaded_programs_give_the_same_density(spec, grainsize):
     """The reduce_sum variant, at grainsize 1 (the scheduler splits) and 3 (slices that do not divide N)."""
-    data = spec.data("tiny", seed=1)
+    data = spec.density_data("tiny", seed=1)
     result = density.check(spec, data, density.posterior_points(spec, data, N_POINTS, seed=0), grainsize=grainsize)
     assert result.offset_spread <= result.tolerance, result.offsets
     if result.same_transforms:
@@ -64,7 +64,7 @@ EXPERT = [s for s in SPECS if s.stan_expert_file]
 def test_expert_programs_give_the_same_density(spec):
     """A posteriordb posterior's program as a Stan expert writes it targets the posterior its published program
     does: both are density-tested against the same NumPyro port."""
-    data = spec.data("tiny", seed=1)
+    data = spec.density_data("tiny", seed=1)
     result = density.check(
         spec, data, density.posterior_points(spec, data, N_POINTS, seed=0), stan_file=spec.stan_expert_file
     )
