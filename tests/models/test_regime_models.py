@@ -38,11 +38,13 @@ def test_posteriordbs_data_and_reference_hold_at_default_and_data_of_the_model_e
         spec.generate(1, N=spec.sizes["default"]["N"] + 1, posteriordb_data=1)
 
 
-def test_the_ode_models_tolerances_are_data_published_at_default_and_tight_where_the_density_test_runs():
+def test_the_ode_models_tolerances_are_data_published_in_runs_and_tight_in_the_density_comparison():
     spec = models.get(LOTKA_VOLTERRA)
-    default, tiny = spec.data("default", 1), spec.data("tiny", 1)
-    assert (default["rel_tol"], default["abs_tol"], default["max_num_steps"]) == (1e-5, 1e-3, 500)
-    assert tiny["rel_tol"] == tiny["abs_tol"] == 1e-10
+    default, tiny, compared = spec.data("default", 1), spec.data("tiny", 1), spec.density_data("tiny", 1)
+    for runs in (default, tiny):  # what the runs solve at, every size
+        assert (runs["rel_tol"], runs["abs_tol"], runs["max_num_steps"]) == (1e-5, 1e-3, 500)
+    assert compared["rel_tol"] == compared["abs_tol"] == 1e-10  # the density comparison's, on the same data
+    assert compared["y"].tolist() == tiny["y"].tolist()
     assert default["y"].shape == (20, 2) and default["y_init"].tolist() == [30.0, 4.0]  # the 1900 pelts
 
 
