@@ -8,11 +8,8 @@ a model folder (:mod:`stanjax.runner.pairing.pair_files`) and by ``stanjax impor
 
 from __future__ import annotations
 
-import importlib.resources
 import operator
-import os
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from stanjax.models import UsageError
+from stanjax.runner.engines.stan import stanc
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()]+')
 
@@ -251,14 +249,10 @@ class StanProgram:
 
 def _stanc_ast(stan_file: Path) -> list:
     """stanc's syntax tree of a program (the stanc httpstan bundles; the program has passed stanc already)."""
-    with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as stanc:
-        # --o: stanc would write the C++ beside the program otherwise
-        done = subprocess.run(
-            [str(stanc), "--debug-ast", f"--o={os.devnull}", str(stan_file)], capture_output=True, text=True, timeout=60
-        )
-    if done.returncode != 0:
-        raise UsageError(f"{stan_file.name}: stanc failed: {' '.join(done.stderr.split())}")
-    return _sexp(done.stdout)
+    returncode, out, err = stanc(stan_file, stan_file.read_text(), "--debug-ast")
+    if returncode != 0:
+        raise UsageError(f"{stan_file.name}: stanc failed: {' '.join(err.split())}")
+    return _sexp(out)
 
 
 def _block(ast: list, name: str) -> list:

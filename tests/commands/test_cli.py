@@ -307,6 +307,12 @@ def test_a_stan_program_that_does_not_compile_is_refused_with_stancs_message(mon
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "eight_schools_noncentered.stan does not compile: Syntax error" in err
     assert not out.exists()
+    # stanc's answers are kept per program text: the file mended is checked anew, and broken again refused again
+    program = broken / "eight_schools_noncentered.stan"
+    program.write_text(program.read_text().replace("real mu\n", "real mu;\n"))
+    assert main(["run", "--models", "eight_schools-eight_schools_noncentered", "--estimate", "--out", str(out)]) == 0
+    program.write_text(program.read_text().replace("real mu;", "real mu"))
+    assert main(["run", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]) == 2
 
 
 def test_comma_separated_names_are_accepted(tmp_path, capsys):
