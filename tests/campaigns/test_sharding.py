@@ -13,11 +13,22 @@ from stanjax.models import ROOT
 pytestmark = pytest.mark.slow  # NUTS and gradients on 8 simulated devices, in a subprocess (~30-50 s)
 
 
+ONE_PROCESS_DRAWS = 20  # the NUTS run's iterations: enough to show it runs on sharded data (100 + 100: ~10 s more)
+
+
 @pytest.fixture(scope="module")
 def self_check():
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
     done = subprocess.run(
-        [sys.executable, "-m", "stanjax.runner.campaigns.sharding"],
+        [
+            sys.executable,
+            "-m",
+            "stanjax.runner.campaigns.sharding",
+            "--warmup",
+            "20",
+            "--draws",
+            str(ONE_PROCESS_DRAWS),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -42,7 +53,7 @@ def test_sharded_log_density_and_gradient_equal_single_device(self_check):
 
 def test_short_nuts_run_works_on_sharded_data(self_check):
     (nuts,) = self_check["nuts"]
-    assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == 100
+    assert nuts["partitioned"] and nuts["finite"] and nuts["draws"] == ONE_PROCESS_DRAWS
 
 
 # The NUTS run of the two-process self-check: every leapfrog step all-reduces across the processes through gloo

@@ -139,13 +139,13 @@ def test_a_hanging_run_is_timed_out_and_recorded(tmp_path):
         "--out",
         str(out),
         "--timeout",
-        "30",
+        "15",
         env={"STANJAX_FAULT": "numpyro:hang"},
         timeout=600,
     )
     assert proc.returncode == 1
     by_engine = {r.engine: r for r in records.read(out)}
-    assert by_engine["numpyro"].status == "timeout" and "timed out after 30 s" in by_engine["numpyro"].error
+    assert by_engine["numpyro"].status == "timeout" and "timed out after 15 s" in by_engine["numpyro"].error
     assert by_engine["numpyro"].failed_gates == ["completed"]
     assert by_engine["numpyro"].sizes == {} and by_engine["numpyro"].sampler_seed  # known before it ran
     assert by_engine["stan"].status == "ok"
