@@ -32,7 +32,7 @@ def add_parser(verbs) -> None:
         type=Path,
         default=ROOT,
         metavar="DIR",
-        help="the folder to lay it out in, as this repository is laid out (default: this "
+        help="the folder to lay it out in, as this repository is laid out, created if missing (default: this "
         "checkout; a model folder of yours joins runs with --model-dir DIR)",
     )
     parser.set_defaults(handler=main)
@@ -41,9 +41,13 @@ def add_parser(verbs) -> None:
 def main(args) -> int:
     from stanjax.runner.pairing import importer
 
-    if not args.into.is_dir():
-        raise UsageError(f"--into {args.into} is not a folder")
-    found = importer.posterior(args.posteriordb, args.posterior)
+    if args.into.exists() and not args.into.is_dir():
+        raise UsageError(f"--into {args.into} is a file, not a folder")
+    found = importer.posterior(args.posteriordb, args.posterior)  # a wrong name creates no folder
+    try:
+        args.into.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--into {args.into}: cannot create it: {err.strerror}") from None
     written = importer.lay_out(found, args.into, importer.command_line(args.posterior, args.posteriordb, args.into))
     for path in written:
         print(f"import: wrote {path}")

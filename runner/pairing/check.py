@@ -35,6 +35,7 @@ from pathlib import Path
 
 from stanjax.models import ModelSpec, UsageError
 from stanjax.reports.stats import Ratio
+from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import references, static_checks
 from stanjax.runner.measure.jobs import run_jobs
 from stanjax.runner.measure.plan import Request, plan
@@ -324,7 +325,7 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
         {
             "name": "run",
             "ok": result.verdict == SAME,
-            "notes": [],
+            "notes": depth_notes(written),
             "seconds": time.perf_counter() - began,
             "line": result.settings,
         }
@@ -332,3 +333,21 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
     result.parameters = parameter_rows(written, reference)
     result.speed = speed_ratio(written)
     result.speed_advice = speed_advice(result.rows, spec.stan_file, given[0] if given else spec.stan_file.name)
+
+
+def depth_notes(runs: list[RunRecord]) -> list[str]:
+    """A note per engine whose trees averaged at least half the most leapfrog steps its tree depth allows: NUTS
+    near its limit samples slowly and, at it, stops short of a U-turn (a geometry to reparameterise; a limit an
+    expert raises only knowingly)."""
+    deepest: dict[str, tuple[float, int]] = {}
+    for run in runs:
+        if run.status == "ok" and run.metrics is not None:
+            steps, limit = run.metrics.mean_leapfrog_per_draw, 2**run.config.max_treedepth - 1
+            if steps >= (limit + 1) / 2 and steps > deepest.get(run.label, (0.0, 0))[0]:
+                deepest[run.label] = (steps, limit)
+    return [
+        f"{label}: trees of {steps:,.0f} leapfrog steps a draw on average, of at most {limit:,} (max tree depth "
+        f"{limit.bit_length()}): near NUTS's limit, where it samples slowly and stops before a U-turn; a "
+        "reparameterisation (non-centred, rescaled) usually helps more than a deeper limit"
+        for label, (steps, limit) in deepest.items()
+    ]

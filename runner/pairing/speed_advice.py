@@ -21,12 +21,13 @@ def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> lis
     if np.isfinite(gradient) and np.isfinite(sampler) and gradient > 0 and sampler > 0:
         larger = "the cost of a gradient" if abs(np.log(gradient)) >= abs(np.log(sampler)) else "the sampler"
         advice.append(
-            f"the median rates' NumPyro / Stan {gradient * sampler:.3g} = {gradient:.3g} from the cost of a "
+            f"where the gap comes from: {gradient:.3g} from the cost of a "
             f"gradient (Stan {figure(stan['ms_per_gradient'])} ms, NumPyro "
             f"{figure(numpyro['ms_per_gradient'])} ms) x {sampler:.3g} from the sampler (ESS per 1000 "
             f"gradients: Stan "
             f"{figure(stan['ess_per_1000_gradients'])}, NumPyro {figure(numpyro['ess_per_1000_gradients'])})"
-            f": {larger} makes most of the difference"
+            f": {larger} makes most of the difference (medians over the runs: the speed ratio above is the"
+            " median over paired repeats, so the two factors' product need not equal it)"
         )
     advice += [
         f"{shown_as}, line {line}: a loop of sampling statements, one element at a time; where its "

@@ -55,8 +55,9 @@ def into(tmp_path, monkeypatch) -> Path:
 
 
 def test_a_posterior_is_laid_out_as_a_pair_with_an_outside_truth(checkout, into, capsys):
-    into.mkdir()
-    assert main(["import", "garch-garch11", "--posteriordb", str(checkout), "--into", str(into)]) == 0
+    assert main(["import", "garch-garch11x", "--posteriordb", str(checkout), "--into", str(into)]) == 2
+    assert not into.exists()  # a wrong name creates no folder
+    assert main(["import", "garch-garch11", "--posteriordb", str(checkout), "--into", str(into)]) == 0  # created
     out = capsys.readouterr().out
     assert "import: next, write the NumPyro model in" in out and "stanjax check garch-garch11" in out
     program = (into / "stan" / "garch11.stan").read_text()
@@ -95,6 +96,9 @@ def test_importing_twice_or_an_unknown_posterior_exits_2_with_one_line(checkout,
     assert "has no posterior 'garch-garch12' (nearest: garch-garch11)" in capsys.readouterr().err
     assert main(["import", "garch-garch11", "--posteriordb", str(into), "--into", str(into)]) == 2
     assert "is not a posteriordb checkout" in capsys.readouterr().err
+    a_file = into / "models" / "garch-garch11.py"
+    assert main(["import", "garch-garch11", "--posteriordb", str(checkout), "--into", str(a_file)]) == 2
+    assert f"--into {a_file} is a file, not a folder" in capsys.readouterr().err
 
 
 def test_the_repositorys_posteriordb_models_name_their_source_and_truth():
