@@ -9,10 +9,13 @@ from pathlib import Path
 def load(file: Path):
     """The NumPyro model function of a model file (a spec's ``jax_file``), loaded from that file as the module
     ``stanjax.jax_models.<model>``: this folder's and a user's model folder's alike, and a file added since the
-    install (``stanjax import``) too."""
+    install (``stanjax import``) too. A file changed since it was loaded is loaded again: a notebook's second
+    ``sj.check`` of an edited port checks the edit."""
     name = f"{__name__}.{file.stem}"
     module = sys.modules.get(name)
-    if module is None or Path(module.__file__ or "").resolve() != file.resolve():
+    stat = file.stat()
+    stamp = (str(file.resolve()), stat.st_mtime_ns, stat.st_size)
+    if module is None or getattr(module, "__stanjax_stamp__", None) != stamp:
         found = importlib.util.spec_from_file_location(name, file)
         assert found is not None and found.loader is not None, file
         module = importlib.util.module_from_spec(found)
@@ -22,4 +25,5 @@ def load(file: Path):
         except BaseException:
             del sys.modules[name]
             raise
+        module.__stanjax_stamp__ = stamp  # type: ignore[attr-defined]
     return getattr(module, file.stem)

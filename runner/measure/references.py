@@ -233,7 +233,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     or the ``.json.zip`` posteriordb ships: a list of chains, each {Stan element name: draws}), summarised as this
     suite's references are (mean, sd and their MCSEs per scalar parameter, over its chains) for those of ``names``
     it holds (``without``: those it does not, e.g. a parameter a port reparameterised); the file's other quantities
-    are left out. A file that is not such draws, or holds none of ``names``, is a UsageError."""
+    are left out (``other``: their names). A file that is not such draws, or holds none of ``names``, is a UsageError."""
     from stanjax.runner.measure.metrics import parameter_table  # arviz: imported where a reference is summarised
 
     try:
@@ -257,6 +257,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
         "chains": len(chains),
         "draws": draws[held[0]].shape[1],
         "without": [name for name in names if name not in held],
+        "other": [name for name in chains[0] if name not in names],  # quantities of the file's own, left out
         "parameters": {
             name: {key: table[name][key] for key in ("mean", "mcse_mean", "sd", "mcse_sd")} for name in held
         },

@@ -18,6 +18,8 @@ Every problem is one line. ``stanjax check`` and every ``stanjax run`` stop on a
 from __future__ import annotations
 
 import inspect
+import linecache
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -287,6 +289,43 @@ def _latent_sites(model, data: dict, findings: Findings, jax_file: Path) -> dict
         )
         return None
     return sites
+
+
+def out_of_bounds(model, data: dict, jax_file: Path) -> str | None:
+    """Where the NumPyro model, run once on the data at a start NUTS could take, indexes an array out of bounds
+    (JAX's checkify): one line naming the user's line, or None. JAX clamps such an index where NumPy raises, so
+    a port indexing a parameter one past its end (Stan's 1-based indices kept) would otherwise differ in density
+    only, while the same mistake on data fails here; both are the same kind of mistake, said the same way."""
+    _jax_on_the_cpu()
+    import jax
+    from jax.experimental import checkify
+    from numpyro import handlers
+    from numpyro.infer import init_to_uniform
+
+    def run():
+        started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)
+        handlers.trace(started).get_trace(**data)
+
+    try:
+        error, _ = jax.jit(checkify.checkify(run, errors=checkify.index_checks))()
+    except Exception:  # what fails to run is the abstract trace's to say (``_latent_sites``)
+        return None
+    found = error.get_exception()
+    if found is None:
+        return None
+    # the frames where the index was taken, innermost first ("path:line (function)"); the first outside JAX must be
+    # the user's: a library may index past an end on purpose, relying on the clamp (diffrax's saved times do)
+    frames = re.findall(r"^(.+):(\d+) \(", str(getattr(found, "traceback_info", "")), flags=re.M)
+    jax_dir = Path(jax.__file__).resolve().parent
+    caller = next((frame for frame in frames if jax_dir not in Path(frame[0]).resolve().parents), None)
+    file = Path(jax_file).resolve()
+    if caller is None or Path(caller[0]).resolve() != file:
+        return None
+    code = linecache.getline(caller[0], int(caller[1])).strip()
+    return (
+        f"the NumPyro model indexes out of bounds on the data: {str(found).strip().rstrip('.')} "
+        f"(line {caller[1]} of {file.name}: {code})"
+    )
 
 
 def _check_parameters(program: StanProgram, env: dict, sites: dict, stan_name: str, findings: Findings) -> None:

@@ -33,6 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from stanjax import jax_models
 from stanjax.models import ModelSpec, UsageError
 from stanjax.reports.stats import Ratio
 from stanjax.runner.core.records import RunRecord
@@ -154,7 +157,29 @@ def suspect_parameters(
                 continue
         scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0)
     suspects = sorted(((name, s) for name, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
-    return suspects, [name for name, s in scores.items() if s <= tolerance]
+    named = [element for name, score in suspects for element in elements_moving(name, score, offset, points, tolerance)]
+    return named, [name for name, s in scores.items() if s <= tolerance]
+
+
+ELEMENTS_TRIED = 50  # a vector's elements moved one at a time, where it has at most this many
+
+
+def elements_moving(name: str, score: float, offset, points: list[dict], tolerance: float) -> list[tuple[str, float]]:
+    """A suspect parameter as its elements that move the offset alone (``beta[2]``, Stan's 1-based indices), where
+    it is a vector or array of at most ``ELEMENTS_TRIED`` elements and some but not all of them do; else itself."""
+    first, other = np.asarray(points[0][name]), np.asarray(points[1][name])
+    if first.ndim == 0 or not 1 < first.size <= ELEMENTS_TRIED:
+        return [(name, score)]
+    base, scores = offset(points[0]), {}
+    for index in np.ndindex(first.shape):
+        moved = first.copy()
+        moved[index] = other[index]
+        try:
+            scores[f"{name}[{','.join(str(i + 1) for i in index)}]"] = abs(offset({**points[0], name: moved}) - base)
+        except (RuntimeError, ValueError):  # a constrained vector (a simplex) moved in one element leaves its set
+            return [(name, score)]
+    found = sorted(((element, s) for element, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
+    return found if 0 < len(found) < len(scores) else [(name, score)]
 
 
 # --- the check -----------------------------------------------------------------------------------------------------
@@ -236,6 +261,9 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
     spec, given = result.spec, result.given
     try:
         findings = static_checks.require(spec, data)  # problems: one line each
+        beyond = static_checks.out_of_bounds(jax_models.load(spec.jax_file), data, spec.jax_file)
+        if beyond:
+            raise static_checks.StaticCheckError(f"{spec.id}: {beyond}")
     except static_checks.StaticCheckError as err:
         raise static_checks.StaticCheckError(as_given(str(err), spec, given)) from None
     reference = None
@@ -252,6 +280,10 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
     ) + findings.notes
     if reference is not None and reference["without"]:
         notes.append(f"the reference has no draws of {', '.join(reference['without'])}: not checked against it")
+    if reference is not None and reference["other"]:
+        other = reference["other"]
+        shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        notes.append(f"the reference's draws of {shown} are of no parameter of the model: left out")
     result.stages.append(
         {
             "name": "static",

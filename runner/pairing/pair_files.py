@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,9 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
             raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
-        return models.get(args.target[0]), args.size, [], None
+        spec = models.get(args.target[0])
+        set_aside_earlier(out_dir(args, spec.id))
+        return spec, args.size, [], None
     if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
         raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
     stan_file, numpyro_file = map(Path, args.target)
@@ -60,8 +63,27 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
         if not path.is_file():
             raise UsageError(f"no such file: {path}")
     spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
+    set_aside_earlier(out_dir(args, spec_id))
     spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model")
     return spec, GIVEN, ignored, (stan_file, numpyro_file)
+
+
+EARLIER = "earlier"  # OUT/earlier/<when>/: an earlier check's page and model folder, which a new check would replace
+
+
+def set_aside_earlier(out: Path) -> Path | None:
+    """Move an earlier check's page and model folder in ``out`` to ``OUT/earlier/<its page's UTC time>/``, so that
+    a check (a failing one too) never replaces what an earlier one left; the runs' records stay where they are,
+    appended to. The folder they went to, or None where there was nothing."""
+    found = [path for path in (out / "check.html", out / "model") if path.exists()]
+    if not found:
+        return None
+    when = datetime.fromtimestamp(found[0].stat().st_mtime, UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    folder = out / EARLIER / when
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in found:
+        path.rename(folder / path.name)
+    return folder
 
 
 def as_given(text: str, spec: ModelSpec, given: tuple[Path, Path] | None) -> str:
@@ -120,8 +142,6 @@ def lay_out_pair(
     on the data) read from the Stan program; the spec, from the registry, and the data keys its data file leaves
     out (``ignored_keys``)."""
     data = read_json_data(data_file)
-    if folder.exists():
-        shutil.rmtree(folder)
     for sub in ("models", "stan", "jax_models"):
         (folder / sub).mkdir(parents=True)
     model_name = spec_id.split("-", 1)[1]

@@ -167,8 +167,14 @@ def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(
             "poisson_regression.py does not import: SyntaxError: expected ':' (line 6 of {py}: def poisson_regression(N, "
             "K, X, y=None))",
         ),
+        (  # Stan's 1-based indices kept on a parameter: JAX clamps beta[3] to beta[2], NumPy would raise
+            lambda text: text.replace("X @ beta", "X @ beta[jnp.arange(K) + 1]"),
+            "the NumPyro model indexes out of bounds on the data: out-of-bounds indexing for array of shape (3,): "
+            "index 3 is out of bounds for axis 0 with size 3 (line 10 of {py}: "
+            'numpyro.sample("y", dist.Poisson(jnp.exp(alpha + X @ beta[jnp.arange(K) + 1])), obs=y))',
+        ),
     ],
-    ids=["off-by-one index", "shape", "syntax"],
+    ids=["off-by-one index", "shape", "syntax", "off-by-one index of a parameter"],
 )
 def test_an_error_in_the_port_names_the_users_file_and_line(
     plant, message, pair, own_models, monkeypatch, tmp_path, capsys
@@ -247,6 +253,23 @@ def test_a_planted_prior_change_fails_the_density_check_naming_the_parameter(pai
     assert "FAIL" in density_line and "log densities do not differ by one constant" in density_line
     assert "the difference moves with beta (" in density_line and "not with alpha" in density_line
     assert "FAIL" in (out / "check.html").read_text()
+
+
+@pytest.mark.stan
+def test_a_change_to_one_element_of_a_vector_is_named_by_its_element(pair, own_models, tmp_path, capsys):
+    """beta[2]'s prior alone made tighter in the port (a factor on that element): the check names beta[2], not the
+    whole vector."""
+    stan, py, data = pair
+    py.write_text(
+        py.read_text().replace(
+            "    with numpyro.plate", '    numpyro.factor("planted", -0.5 * beta[1] ** 2)\n    with numpyro.plate'
+        )
+    )
+    out = tmp_path / "out"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "density"]) == 1
+    density_line = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("density"))
+    assert "the difference moves with beta[2] (" in density_line and "not with alpha" in density_line, density_line
+    assert "beta[1]" not in density_line and "beta (" not in density_line
 
 
 @pytest.mark.stan
@@ -479,6 +502,9 @@ def test_posteriordb_reference_draws_summarise_as_posteriordb_does():
         assert ours["parameters"][name]["mean"] == pytest.approx(mean, rel=1e-12)
         assert ours["parameters"][name]["mcse_mean"] == pytest.approx(mcse, rel=0.01)
         assert 0 < ours["parameters"][name]["mcse_sd"] < ours["parameters"][name]["sd"] / 50
+    assert ours["other"] == []  # the file holds nothing else
+    partial = references.from_posteriordb(GARCH / "garch-garch11.json.zip", ["mu", "alpha0", "gamma"])
+    assert partial["without"] == ["gamma"] and partial["other"] == ["alpha1", "beta1"]  # both sides named
 
 
 def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(
@@ -606,3 +632,28 @@ def test_trees_near_the_depth_limit_get_a_note_per_engine_and_shallow_ones_none(
     notes = check.depth_notes([*runs, *deep])
     assert len(notes) == 1 and notes[0].startswith("Stan-CPU: trees of 829 leapfrog steps a draw on average")
     assert "of at most 1,023 (max tree depth 10)" in notes[0]
+
+
+def test_a_new_check_sets_the_earlier_ones_page_and_model_folder_aside(pair, own_models, tmp_path):
+    """A check that fails (here on a static problem) replaces nothing an earlier check left: its page and model
+    folder move to OUT/earlier/<time>/."""
+    stan, py, data = pair
+    out = tmp_path / "out"
+    args = ["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "static"]
+    assert main(args) == 0
+    page, port = (out / "check.html").read_text(), (out / "model" / "jax_models" / py.name).read_text()
+    py.write_text(py.read_text().replace('"alpha", dist.Normal(0.0, 2.5)', '"alpha", dist.HalfNormal(2.5)'))
+    assert main(args) == 2  # alpha's support differs: refused before anything runs
+    [earlier] = (out / pair_files.EARLIER).iterdir()
+    assert (earlier / "check.html").read_text() == page and (
+        earlier / "model" / "jax_models" / py.name
+    ).read_text() == port
+
+
+def test_an_index_past_an_end_inside_a_library_is_not_the_ports():
+    """diffrax indexes its saved times one past their end on purpose (JAX clamps): the Lotka-Volterra port is not
+    refused for it; the same check names a port's own index (the parametrised cases above)."""
+    from stanjax import jax_models
+
+    spec = models.get("hudson_lynx_hare-lotka_volterra")
+    assert static_checks.out_of_bounds(jax_models.load(spec.jax_file), spec.data("tiny", 1), spec.jax_file) is None
