@@ -311,9 +311,16 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
     CheckResult
         Each stage's outcome, the verdict (``exit_code`` as the CLI's), the short run's records and rows, and the
         speed ratio."""
+    import dataclasses
+
+    from stanjax.models import UnknownChoice, argument_names
     from stanjax.runner.pairing.check import check as run_check
     from stanjax.runner.pairing.pair_files import CheckRequest
 
+    known = [f.name for f in dataclasses.fields(CheckRequest) if f.name not in ("target", "data")]
+    for name in options:
+        if name not in known:
+            raise UnknownChoice("option", name, known)
     paths = {
         key: Path(value)
         for key, value in options.items()
@@ -322,7 +329,8 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
     request = CheckRequest(
         [str(t) for t in target], data=Path(data) if data is not None else None, **{**options, **paths}
     )
-    return run_check(request)
+    with argument_names():  # refusals name this function's arguments (data, points), not the verb's flags
+        return run_check(request)
 
 
 def load(results: str | Path | list[str | Path]) -> pd.DataFrame:

@@ -201,11 +201,19 @@ def test_compare_runs_paired_blocks_and_says_when_they_are_too_few(tmp_path):
     assert index.name == "index.html" and EIGHT in index.read_text()
 
 
-def test_check_is_the_verbs_logic_with_a_result_object(tmp_path, own_models):
+def test_check_is_the_verbs_logic_with_a_result_object(tmp_path, own_models, capsys):
     example = ROOT / "examples" / "poisson"
     stan, numpyro = example / "stan" / "poisson_regression.stan", example / "jax_models" / "poisson_regression.py"
     found = sj.check(stan, numpyro, data=example / "counts.json", stop_after="static", out=tmp_path)
     assert [stage["name"] for stage in found.stages] == ["static"] and found.stages[0]["ok"]
     assert found.verdict is None and found.exit_code == 0 and found.spec.id == "counts-poisson_regression"
-    with pytest.raises(UsageError, match="needs --data"):
+    with pytest.raises(UsageError, match="^MODEL.stan MODEL.py needs data='DATA.json'"):  # its argument, no flag
         sj.check(stan, numpyro)
+    with pytest.raises(UsageError, match="^points must be between 2 and 100, got 1$"):
+        sj.check(stan, numpyro, data=example / "counts.json", points=1, out=tmp_path)
+    with pytest.raises(UnknownChoice, match="unknown option 'pointz' \\(did you mean 'points'\\?"):
+        sj.check(stan, numpyro, data=example / "counts.json", pointz=3, out=tmp_path)
+    from stanjax.runner.commands.cli import main
+
+    args = ["check", str(stan), str(numpyro), "--data", str(example / "counts.json"), "--points", "1"]
+    assert main(args) == 2 and "--points must be between 2 and 100, got 1" in capsys.readouterr().err  # the verb's

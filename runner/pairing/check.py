@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from stanjax import jax_models
-from stanjax.models import ModelSpec, UsageError
+from stanjax.models import ModelSpec, UsageError, option
 from stanjax.reports.stats import Ratio
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import references, static_checks
@@ -220,9 +220,9 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     ``on_stage`` is called with the result after each stage (a progress line). Problems with the input are
     UsageErrors before anything runs."""
     if not 2 <= request.points <= 100:
-        raise UsageError(f"--points must be between 2 and 100, got {request.points}")
+        raise UsageError(f"{option('points')} must be between 2 and 100, got {request.points}")
     if request.stop_after not in STAGES:
-        raise UsageError(f"stop_after must be one of {', '.join(STAGES)}, got {request.stop_after!r}")
+        raise UsageError(f"{option('stop-after')} must be one of {', '.join(STAGES)}, got {request.stop_after!r}")
     start = time.perf_counter()
     spec, size, ignored, given = target(request)
     result = CheckResult(spec, size, request.seed, out_dir(request, spec.id), given)

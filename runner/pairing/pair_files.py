@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from stanjax import jax_models, models
-from stanjax.models import ModelSpec, UsageError
+from stanjax.models import ModelSpec, UsageError, option
 from stanjax.runner.engines.stan import check_program
 from stanjax.runner.measure import stan_program
 
@@ -50,15 +50,15 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
         models.add_model_dir(args.model_dir)
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
-            raise UsageError("--data goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
+            raise UsageError(f"{option('data')} goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
         spec = models.get(args.target[0])
         set_aside_earlier(out_dir(args, spec.id))
         return spec, args.size, [], None
     if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
-        raise UsageError("expected a posterior ID, or MODEL.stan MODEL.py --data DATA.json")
+        raise UsageError(f"expected a posterior ID, or MODEL.stan MODEL.py {option('data', 'DATA.json')}")
     stan_file, numpyro_file = map(Path, args.target)
     if args.data is None:
-        raise UsageError("MODEL.stan MODEL.py needs --data DATA.json (Stan's JSON format)")
+        raise UsageError(f"MODEL.stan MODEL.py needs {option('data', 'DATA.json')} (Stan's JSON format)")
     for path in (stan_file, numpyro_file, args.data):
         if not path.is_file():
             raise UsageError(f"no such file: {path}")
