@@ -10,7 +10,7 @@ UV_VERSION := 0.9.30
 RESULTS := out/results
 REPORT := out/report
 
-.PHONY: install report test test-fast precompile browser results-report docker-test lock clean gpu-carry gpu-stan docs
+.PHONY: install report test test-zoo test-fast precompile browser results-report docker-test lock clean gpu-carry gpu-stan docs
 space := $(subst ,, )
 
 install: $(LINKED)
@@ -34,12 +34,18 @@ report: $(LINKED)
 	$(BIN)/stanjax run --suite quick --out $(RESULTS)
 	$(BIN)/stanjax report $(RESULTS) -o $(REPORT)
 
-# The whole suite: every Stan program compiled first, two at a time (compilers' messages in out/test-compile.log),
-# then the tests on two pytest-xdist workers. `make test-fast` leaves out the slow tests and those that need a
+# The suite: every Stan program compiled first, two at a time (compilers' messages in out/test-compile.log), then
+# the tests on two pytest-xdist workers, all but the zoo tier. `make test-zoo` runs that tier: the tests that run
+# every model (the tiny campaign of the whole zoo) or a model at posteriordb's size; its time grows with the zoo,
+# so `make test` leaves it out and CI runs both. `make test-fast` leaves out the slow tests and those that need a
 # compiled Stan program (it compiles nothing): the edit loop. The 25 slowest tests are listed at the end.
 TEST_JOBS ?= 2
+PYTEST_WORKERS = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
 test: $(LINKED) browser precompile
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(PYTEST_WORKERS) -m "not zoo"
+
+test-zoo: $(LINKED) precompile
+	$(PYTEST_WORKERS) -m zoo
 
 test-fast: $(LINKED)
 	$(BIN)/python -m pytest -m "not slow and not stan"

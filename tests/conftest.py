@@ -4,8 +4,11 @@
   ``make test`` compiles every program first, two at a time (``tests/precompile.py``), so the tests find them in
   httpstan's cache; ``make test-fast`` (``-m "not slow and not stan"``) compiles nothing.
 - ``slow``: runs real samplers, whole campaigns or a JAX self-check in a subprocess (tens of seconds and more).
+- ``zoo``: runs every model of the zoo (the tiny campaign of all of them) or a model at posteriordb's size: the
+  tier whose time grows with the zoo. ``make test`` leaves it out (``-m "not zoo"``), ``make test-zoo`` runs it
+  alone, CI runs both.
 - Order: under pytest-xdist (``make test``: ``-n 2 --dist loadfile --no-loadscope-reorder``) each file runs on
-  one worker, so a module-scoped fixture (the tiny campaign of test_end_to_end.py) runs once; the files that take
+  one worker, so a module-scoped fixture (a tiny campaign of test_end_to_end.py) runs once a parameter; the files that take
   longest are handed out first, so none starts last. (``--dist loadgroup`` would spread the other files test by
   test, but with pytest 9.2 and xdist 3.8 it ignores ``xdist_group`` marks: pytest-xdist issue #1386.)
 """
@@ -35,20 +38,21 @@ except UsageError:
 # run again (a test of the rerun sets its own count).
 os.environ.setdefault("STANJAX_RERUNS", "0")
 
-# Longest first (about 12, 5.5, 3.5, 3.5, 3, 3, 1.5 and 1.5 minutes, then about 1 each, beside another worker on a
-# loaded 2-core machine); the other files keep their order after these.
+# Longest first (measured with --durations=0 beside the other worker on a loaded 2-core machine); the other
+# files keep their order after these. The zoo tier's end-to-end file runs first in `make test-zoo`.
 LONGEST_FIRST = [
     "test_end_to_end.py",
-    "test_studies.py",
-    "test_jax_engines.py",
-    "test_density.py",
     "test_sharding.py",
-    "test_faults.py",
-    "test_nightly.py",
-    "test_stan_bundled.py",
-    "test_check.py",
-    "test_cli.py",
+    "test_studies.py",
     "test_report.py",
+    "test_stan_bundled.py",
+    "test_faults.py",
+    "test_density.py",
+    "test_jax_engines.py",
+    "test_approximate.py",
+    "test_nightly.py",
+    "test_cli.py",
+    "test_check.py",
 ]
 
 

@@ -31,7 +31,7 @@ def done_items(plan: Plan, out: Path) -> set[int]:
     """Indexes (in ``all_items`` order) of the items ``out`` already holds an ok record or a measurement of: in
     its records files or in earlier steps' records unpacked there (every ``*.jsonl`` in it)."""
     files = sorted(out.glob("*.jsonl"))
-    done = records.done(records.read(files)) if files else set()
+    done = records.done(records.read(files, summaries=False)) if files else set()
     measured = {
         (m["backend"], m["device"], m["chains"])
         for m in (records.read_measurements(files) if files else [])

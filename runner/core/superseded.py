@@ -94,7 +94,7 @@ def campaign_ids(names: list[str], results: Path) -> frozenset[str]:
             ids.add(name)
             continue
         folder = results / name
-        found = {r.campaign_id for r in records.read(folder)} if folder.is_dir() else set()
+        found = {r.campaign_id for r in records.read(folder, summaries=False)} if folder.is_dir() else set()
         if not found:
             raise ValueError(f"campaign folder {name!r} holds no records under {results}")
         ids |= found

@@ -23,7 +23,7 @@ def done_keys(out: Path, clean: bool = False, campaign_id: str | None = None) ->
     return records.done(
         [
             r
-            for r in records.read(out / records.RESULTS_FILE)
+            for r in records.read(out / records.RESULTS_FILE, summaries=False)
             if (r.clean or not clean) and campaign_id in (None, r.campaign_id) and not superseded.reason(r, entries)
         ]
     )
@@ -37,7 +37,7 @@ def campaign_to_resume(out: Path, jobs: list[Job]) -> tuple[str | None, str]:
     without records. A campaign of another machine is a UsageError: a block pairs runs of one machine."""
     if not (out / records.RESULTS_FILE).exists():
         return None, ""
-    runs = records.read(out / records.RESULTS_FILE)
+    runs = records.read(out / records.RESULTS_FILE, summaries=False)
     if not runs:
         return None, ""
     # the last of the newest: ``created`` is in whole seconds, and a file's records are in the order they were made

@@ -94,5 +94,5 @@ def for_campaign(jobs: list[Job], min_s: float, keep: Path | None = None) -> tup
     if any(job.model_id not in seen for job in jobs) and (ROOT / "results").exists():
         history += [r for r in records.read(ROOT / "results", summaries=False) if r.model_id not in seen]
     kept = [keep / name for name in records.RESULTS_FILES if keep is not None and (keep / name).exists()]
-    fixed = {(r.model_id, r.config.size): r.config.draws for r in (records.read(kept) if kept else [])}
+    fixed = {(r.model_id, r.config.size): r.config.draws for r in (records.read(kept, summaries=False) if kept else [])}
     return lengthen(jobs, history, min_s, fixed)

@@ -1,4 +1,7 @@
-"""Every model on every engine at tiny size, through the real CLI, worker processes and samplers."""
+"""Models on both CPU engines at tiny size, through the real CLI, worker processes and samplers: in ``make test``
+a few models that between them use what a model can declare (fixed data, a generator, posteriordb's and
+inference-gym's posteriors, a target acceptance, a posterior NUTS cannot fit); in ``make test-zoo`` every model,
+so that ``make test`` does not grow with the zoo (the whole zoo's tiny campaign is ~52 runs, 7-8 minutes here)."""
 
 import math
 
@@ -20,21 +23,39 @@ pytestmark = [pytest.mark.slow, pytest.mark.stan]  # the tiny suite on every eng
 ENTROPY = 20261124
 
 
-@pytest.fixture(scope="module")
-def tiny_campaign(tmp_path_factory):
+# The few: 1-9 s a run here, each standing for models of its kind.
+FEW = [
+    "eight_schools-eight_schools_noncentered",  # posteriordb's data and reference draws
+    "arma-arma11",  # posteriordb's published program, a recursion
+    "covtype_synth-logistic_regression",  # a seeded generator
+    "tennis_synth-bradley_terry_hierarchical",  # a hierarchy on generated data
+    "fixed-gaussian_mixture_target",  # a target with no data
+    "gym_sp500-stochastic_volatility_sp500",  # inference-gym's posterior, its own target acceptance
+    "gym_funnel-neals_funnel",  # expected to fail: only its gates' being checked is asserted
+]
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(FEW, id="few"), pytest.param(None, id="zoo", marks=pytest.mark.zoo)],
+)
+def tiny_campaign(request, tmp_path_factory):
+    """(exit code, records, folder, models asked for) of the tiny campaign of ``request.param``'s models (None:
+    every model)."""
     out = tmp_path_factory.mktemp("tiny")
+    chosen = ["--models", ",".join(request.param)] if request.param else []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(plan, "campaign_entropy", lambda: ENTROPY)
-        exit_code = main(["run", "--suite", "tiny", "--out", str(out / "results")])
-    return exit_code, records.read(out / "results"), out
+        exit_code = main(["run", "--suite", "tiny", *chosen, "--out", str(out / "results")])
+    return exit_code, records.read(out / "results"), out, request.param or list(models.registry())
 
 
 def test_every_model_ran_on_every_engine(tiny_campaign):
-    exit_code, recs, _ = tiny_campaign
+    exit_code, recs, _, asked = tiny_campaign
     failed = [(r.model_id, r.engine, r.error) for r in recs if r.status != "ok"]
     assert exit_code == 0 and not failed
     assert sorted((r.model_id, r.engine) for r in recs) == sorted(
-        (model_id, engine) for model_id in models.registry() for engine in ("stan", "numpyro")
+        (model_id, engine) for model_id in asked for engine in ("stan", "numpyro")
     )
 
 
@@ -94,9 +115,9 @@ def test_engines_agree_on_posterior_means_within_mcse(tiny_campaign):
 
 
 def test_report_renders_from_the_campaign(tiny_campaign):
-    _, _, out = tiny_campaign
+    _, _, out, asked = tiny_campaign
     html = build(out / "results", out / "report").read_text()
-    for model_id in models.registry():
+    for model_id in asked:
         assert model_id in html and (out / "report" / "models" / f"{model_id}.html").exists()
     assert 'id="jax-cpu-vs-stan-cpu-answer"' in html and "JAX-CPU against Stan-CPU (ESS/s per model" in html
 

@@ -110,6 +110,7 @@ ENTROPY = 20261126
 
 @pytest.mark.slow
 @pytest.mark.stan
+@pytest.mark.zoo  # posteriordb's size: 20-50 s a run
 @pytest.mark.parametrize("model_id", [HMM, LOTKA_VOLTERRA])
 @pytest.mark.parametrize("engine", ["stan", "numpyro"])
 def test_both_engines_find_posteriordbs_means_at_default_size(model_id, engine, tmp_path, monkeypatch):
