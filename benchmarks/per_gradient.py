@@ -20,6 +20,7 @@ repetition, before repetition r + 1, so drift hits every column alike):
 - Stan as built: the program as httpstan builds it unasked (-O3, no -march: baseline x86-64, SSE2, no AVX), the
   bundled Stan engine's build before it chose an ISA;
 - Stan -march=native: the engine's build for the host's ISA (``HttpstanBackend.compile``);
+- Stan -march=native, stanc --O1: the same, translated with stanc's optimiser (``--stan-programs model-O1``);
 - JAX (host ISA): the NumPyro model's potential, ``value_and_grad`` jitted, XLA's default (the host's ISA);
 - JAX (SSE4.2): the same with XLA's CPU ISA capped at SSE4.2 (``--xla_cpu_max_isa``, read once at start-up, so
   in its own process).
@@ -60,10 +61,12 @@ MODELS = (
     "mixture_synth-gaussian_mixture",
     "gym_sp500-stochastic_volatility_sp500",
 )
-# (column heading, worker, build): Stan's builds are "baseline" (httpstan's own flags) or an ISA; JAX's an ISA.
+# (column heading, worker, build): Stan's builds are "baseline" (httpstan's own flags) or an ISA, "+O1" added:
+# translated with stanc's optimiser; JAX's an ISA.
 COLUMNS = (
     ("Stan as built", "stan", "baseline"),
     ("Stan -march=native", "stan", "native"),
+    ("Stan -march=native, stanc --O1", "stan", "native+O1"),
     ("JAX (host ISA)", "jax", "native"),
     ("JAX (SSE4.2)", "jax", "x86-64-v2"),
 )
@@ -78,17 +81,17 @@ SEED = 1
 
 
 def stan_module(stan_file: Path, build: str):
-    """httpstan's compiled module of ``stan_file``: the engine's build for an ISA, or (``baseline``) the program
-    as pystan's server builds it unasked."""
+    """httpstan's compiled module of ``stan_file``: the engine's build for an ISA (``+O1``: translated with stanc's
+    optimiser), or (``baseline``) the program as pystan's server builds it unasked."""
     import httpstan.models
     import stan.common
 
     from stanjax.runner.engines.stan_bundled import HttpstanBackend
 
     if build != "baseline":
-        return httpstan.models.import_services_extension_module(
-            HttpstanBackend().compile(stan_file, build)["model_name"]
-        )
+        isa, _, optimiser = build.partition("+")
+        built = HttpstanBackend().compile(stan_file, isa, (f"--{optimiser}",) if optimiser else ())
+        return httpstan.models.import_services_extension_module(built["model_name"])
     code = stan_file.read_text()
 
     async def post():

@@ -14,6 +14,7 @@ from stanjax.reports.headline import Pairing, answerable, left_out_text
 from stanjax.reports.numbers import count, interval, number, speed, times
 from stanjax.reports.regimes import FASTER, INVALID, MEASURED, SLOWER, UNCLEAR, setups, size_order
 from stanjax.reports.stats import MIN_BLOCKS
+from stanjax.runner.core.config import is_expert, stanc_options
 from stanjax.runner.core.engine_registry import STAN
 
 SENTENCE_DETAIL = 3  # a direction with more models than this is summarised: the first screen stays one screen
@@ -142,7 +143,8 @@ def side_text(runs: pd.DataFrame) -> str:
         full = r.matmul_precision in ("highest", "float32")  # as engines.label reads it
         precision += " with full float32 matrix products" if full else " with TF32 matrix products (JAX's default)"
     threads = f", {count(r.threads_per_chain)} threads a chain" if r.family == STAN and r.threads_per_chain > 1 else ""
-    threads += ", the expert's program (stan/expert/)" if r.program == "expert" else ""
+    threads += ", the expert's program (stan/expert/)" if is_expert(r.program) else ""
+    threads += f", translated with stanc {' '.join(stanc_options(r.program))}" if stanc_options(r.program) else ""
     where = "on the GPU" if r.device == "gpu" else f"cores: {cores_text(r.cores, r.cores_usable, r.machine_cores)}"
     return f"{r.label}: {precision}, {count(r.chains)} chains {r.chain_method}{threads}, {where}"
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from stanjax.reports.stats import MIN_BLOCKS, block_ratios_with_geomean
+from stanjax.runner.core.config import is_expert, stanc_options
 from stanjax.runner.core.engine_registry import ENGINES, JAX, STAN
 from stanjax.runner.core.records import MEASUREMENT_FIELDS as KEYS
 from stanjax.runner.core.records import PROBLEM_FIELDS
@@ -63,13 +64,14 @@ def is_current(setup: dict) -> bool:
 def preference(setup: dict) -> tuple:
     """Where several setups fit one side of a pairing, the one shown: NumPyro before the other JAX engines, a
     Stan expert's program before a published one (issue 63: no answer rests on a program an expert would
-    rewrite), an engine's default front end (the bundled Stan before CmdStan), its device's default precision and
-    chain method, full float32 before TF32."""
+    rewrite), stanc's default translation before its optimiser's (--O1), an engine's default front end (the
+    bundled Stan before CmdStan), its device's default precision and chain method, full float32 before TF32."""
     engine = ENGINES.get(setup["engine"])
     defaults = engine.defaults.get(setup["device"], (None, None)) if engine else (None, None)
     return (
         setup["engine"] != "numpyro",
-        setup.get("program") != "expert",
+        not is_expert(setup.get("program", "")),
+        bool(stanc_options(setup.get("program", ""))),
         not engine or setup["front_end"] != next(iter(engine.front_ends)),
         setup["precision"] != defaults[0],
         setup["chain_method"] != defaults[1],

@@ -4,7 +4,7 @@ only from the layers below it (``tests/test_lint.py`` holds the arrows), and eve
 - ``core/``: what a run is asked (``config``), where things live (``paths``, ``isa``), the record and its file
   (``records``, ``run_measures``, ``packing``, ``migrations``, ``superseded``, ``history``, ``environment``) and
   the ``engine_registry`` (what each engine is, without importing one);
-- ``engines/``: one adapter per sampler, all answering the registry's two calls;
+- ``engines/``: one adapter per sampler, all answering the registry's two calls, and ``stanc`` (Stan's translator);
 - ``measure/``: one run measured and gated: ``plan`` (requests -> jobs), ``jobs`` (the job runner: jobs in worker processes),
   ``worker`` (samples), ``judge`` (the draws' ``metrics``, and ``validity`` and ``diagnose``: the gates), ``energy``, ``gradient_cost``,
   ``run_length``, ``references``, ``estimates``, ``suites``, and the programs read before a run (``stan_program``,

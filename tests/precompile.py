@@ -45,18 +45,22 @@ NO_DEBUG_INFO = "-g0"
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
-def programs() -> dict[str, tuple[Path, str]]:
-    """Label -> (Stan program, ISA it is built for): each model's program, then its threaded and expert ones, then
-    the examples', for the host's ISA; then eight schools for x86-64-v2."""
+def programs() -> dict[str, tuple[Path, str, tuple[str, ...]]]:
+    """Label -> (Stan program, ISA it is built for, stanc's options): each model's program, then its threaded and
+    expert ones, then the examples', for the host's ISA; then eight schools for x86-64-v2, and translated with
+    stanc's optimiser (--O1)."""
     specs = models.registry().values()
-    found = {spec.id: (spec.stan_file, "native") for spec in specs}
-    found |= {f"{spec.id} (threaded)": (spec.stan_threaded_file, "native") for spec in specs if spec.stan_threaded_file}
-    found |= {f"{spec.id} (expert)": (spec.stan_expert_file, "native") for spec in specs if spec.stan_expert_file}
+    found = {spec.id: (spec.stan_file, "native", ()) for spec in specs}
     found |= {
-        f"example {path.parent.parent.name}/{path.name}": (path, "native")
+        f"{spec.id} (threaded)": (spec.stan_threaded_file, "native", ()) for spec in specs if spec.stan_threaded_file
+    }
+    found |= {f"{spec.id} (expert)": (spec.stan_expert_file, "native", ()) for spec in specs if spec.stan_expert_file}
+    found |= {
+        f"example {path.parent.parent.name}/{path.name}": (path, "native", ())
         for path in sorted((ROOT / "examples").glob("*/stan/*.stan"))
     }
-    found[f"{EIGHT_SCHOOLS} (x86-64-v2)"] = (models.get(EIGHT_SCHOOLS).stan_file, "x86-64-v2")
+    found[f"{EIGHT_SCHOOLS} (x86-64-v2)"] = (models.get(EIGHT_SCHOOLS).stan_file, "x86-64-v2", ())
+    found[f"{EIGHT_SCHOOLS} (O1)"] = (models.get(EIGHT_SCHOOLS).stan_file, "native", ("--O1",))
     return found
 
 
@@ -67,8 +71,8 @@ def all_cached() -> bool:
 
     names = set(httpstan.cache.list_model_names())
     return all(
-        httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa)) in names
-        for path, program_isa in programs().values()
+        httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa, options)) in names
+        for path, program_isa, options in programs().values()
     )
 
 
@@ -138,9 +142,9 @@ def build(label: str) -> int:
     compiler's and stanc's messages, then one line."""
     import httpstan.cache
 
-    path, program_isa = programs()[label]
+    path, program_isa, options = programs()[label]
     try:
-        handle = HttpstanBackend().compile(path, program_isa)
+        handle = HttpstanBackend().compile(path, program_isa, options)
     except RuntimeError as err:
         print(f"--- message:\n{err}\n{label}: failed")
         return 1
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     if all_cached():  # one process per program only to say "cached" took ~20 s
         print(f"precompile: {len(programs())} Stan programs in httpstan's cache already, none compiled", flush=True)
         return 0
-    for program_isa in sorted({program_isa for _, program_isa in programs().values()}):
+    for program_isa in sorted({program_isa for _, program_isa, _ in programs().values()}):
         services_folder(isa.stan_flags(program_isa))  # once per ISA, before the programs that link it
     header = precompiled_header()
     if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command

@@ -18,6 +18,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.core.config import Placement
+from stanjax.runner.measure import plan
 from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 FAILURE_TAIL_LINES = 20
@@ -32,6 +33,13 @@ def add_parser(verbs) -> None:
     )
     parser.add_argument("--models", nargs="+", metavar="ID", help="posterior IDs (default: all)")
     parser.add_argument(
+        "--stan-programs",
+        nargs="+",
+        metavar="NAME",
+        help="which of each model's Stan programs, as `stanjax run` names them: model, expert (where the model has "
+        "one), model-O1, expert-O1 (translated with stanc's optimiser). Default: model",
+    )
+    parser.add_argument(
         "--jobs",
         "-j",
         type=int,
@@ -45,22 +53,32 @@ def add_parser(verbs) -> None:
 
 def main(args) -> int:
     ids = args.models or list(models.registry())
-    for model_id in ids:
-        models.get(model_id)  # an unknown ID is bad input before anything compiles
+    specs = [models.get(model_id) for model_id in ids]  # an unknown ID is bad input before anything compiles
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.jobs > 1 and len(ids) > 1:
-        return compile_each([(model_id, model_command(model_id)) for model_id in ids], args.jobs)
-    if Path(sys.executable) != Path(WORKER_PYTHON):
-        # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
-        return subprocess.run(model_command(*ids)).returncode
-    return compile_models(ids)
+    programs = plan.stan_programs(plan._names(args.stan_programs), specs, ["stan"])
+    asked: dict[str, list[str]] = {}  # program -> the models that have it
+    for spec in specs:
+        for _, program in plan.setups(["stan"], programs, spec):
+            asked.setdefault(program, []).append(spec.id)
+    tasks = [(label(m, program), model_command(m, program=program)) for program, ids in asked.items() for m in ids]
+    if args.jobs > 1 and len(tasks) > 1:
+        return compile_each(tasks, args.jobs)
+    # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
+    return max(subprocess.run(model_command(*ids, program=program)).returncode for program, ids in asked.items())
 
 
-def model_command(*model_ids: str, isa: str = "native", threads: int = 1) -> list[str]:
+def label(model_id: str, program: str) -> str:
+    """How a compiled program is named in the verb's lines: the model, and its program where not its own."""
+    return f"{model_id} ({program} program)" if program else model_id
+
+
+def model_command(*model_ids: str, isa: str = "native", threads: int = 1, program: str = "") -> list[str]:
     """The command that compiles these models in a process of their own, under the workers' interpreter, as a run
-    on ``isa`` with ``threads`` per chain builds them (threads > 1: the reduce_sum program)."""
-    return [WORKER_PYTHON, "-m", "stanjax.runner.commands.compile", f"--isa={isa}", f"--threads={threads}", *model_ids]
+    on ``isa`` with ``threads`` per chain and ``program`` (``Placement.program``) builds them (threads > 1: the
+    reduce_sum program)."""
+    options = [f"--isa={isa}", f"--threads={threads}", f"--program={program}"]
+    return [WORKER_PYTHON, "-m", "stanjax.runner.commands.compile", *options, *model_ids]
 
 
 def compile_models(model_ids: list[str], placement: Placement = Placement()) -> int:
@@ -71,7 +89,7 @@ def compile_models(model_ids: list[str], placement: Placement = Placement()) -> 
     for model_id in model_ids:
         handle = engine.compile(models.get(model_id), placement)
         how = "cached" if handle["cached"] else f"compiled in {handle['compile_s']:.1f} s"
-        print(f"{model_id}: {how}", flush=True)
+        print(f"{label(model_id, placement.program)}: {how}", flush=True)
     return 0
 
 
@@ -121,7 +139,11 @@ def compile_each(tasks: list[tuple[str, list[str]]], jobs: int, log: Path | None
 def parse_model_command(argv: list[str]) -> tuple[list[str], Placement]:
     """``model_command``'s arguments back: the model IDs and the placement they are built for."""
     options = dict(arg[2:].split("=", 1) for arg in argv if arg.startswith("--"))
-    placement = Placement(isa=options.get("isa", "native"), threads_per_chain=int(options.get("threads", 1)))
+    placement = Placement(
+        isa=options.get("isa", "native"),
+        threads_per_chain=int(options.get("threads", 1)),
+        program=options.get("program", ""),
+    )
     return [arg for arg in argv if not arg.startswith("--")], placement
 
 

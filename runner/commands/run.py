@@ -93,8 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="which Stan programs run, each in its own place in every block: model (the model's own "
         "program; for a posteriordb posterior the one posteriordb publishes) and expert (the same "
-        "posterior as a Stan expert writes it, stan/expert/; models without one run their own). "
-        "Default: model. The record and the label say which ran (Stan-CPU-expert)",
+        "posterior as a Stan expert writes it, stan/expert/; models without one run their own), each also "
+        "translated with stanc's optimiser: model-O1, expert-O1. Default: model. The record and the label say "
+        "which ran (Stan-CPU-expert, Stan-CPU-O1)",
     )
     parser.add_argument(
         "--reruns",

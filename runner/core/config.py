@@ -119,13 +119,25 @@ class Placement:
     # The CPU instruction set both sides are built for (``ISAS``): "native", the host's (Stan with -march=native,
     # XLA's default), "x86-64-v3" (AVX2, no AVX-512) or "x86-64-v2" (SSE4.2, no AVX): runner/core/isa.py has the flags.
     isa: str = "native"
-    # Stan: which of the model's programs runs (``STAN_PROGRAMS``): "" its own (for a posteriordb posterior the one
-    # posteriordb publishes), "expert" its rewrite as a Stan expert writes it (stan/expert/). JAX engines: "".
+    # Stan: which of the model's programs runs and how stanc translates it (``STAN_PROGRAMS``): "" its own (for a
+    # posteriordb posterior the one posteriordb publishes), "expert" its rewrite as a Stan expert writes it
+    # (stan/expert/); "-O1" added ("O1", "expert-O1"): translated with stanc's optimiser. JAX engines: "".
     program: str = ""
 
 
-# The Stan programs a model may have, as ``--stan-programs`` names them, and the Placement.program of each.
-STAN_PROGRAMS = {"model": "", "expert": "expert"}
+# The Stan programs a model may have, as ``--stan-programs`` names them, and the Placement.program of each: the
+# model's own or its expert rewrite, each translated by stanc as by default (--O0) or with its optimiser (--O1).
+STAN_PROGRAMS = {"model": "", "expert": "expert", "model-O1": "O1", "expert-O1": "expert-O1"}
+
+
+def is_expert(program: str) -> bool:
+    """Whether a Placement.program is the model's expert rewrite (stan/expert/), whatever stanc's options."""
+    return program.split("-")[0] == "expert"
+
+
+def stanc_options(program: str) -> tuple[str, ...]:
+    """The stanc options a Placement.program is translated with (none: stanc's default, --O0)."""
+    return ("--O1",) if program.split("-")[-1] == "O1" else ()
 
 
 class RunKey(NamedTuple):

@@ -115,7 +115,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # The instruction set both sides were built for (``runner.core.config.ISAS``); "": recorded before the runner chose
     # one (bundled Stan then built for baseline x86-64, SSE2; XLA for the host).
     isa: str = ""
-    program: str = ""  # Stan: "" the model's own program, "expert" its expert rewrite (``Placement.program``)
+    program: str = ""  # Stan: "" the model's own program, "expert" its expert rewrite, "-O1": stanc's optimiser
     config: RunConfig
     config_hash: str
     sampler_seed: int | None = None

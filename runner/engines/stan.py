@@ -14,19 +14,16 @@ reports through :mod:`stanjax.runner.engines.stan_output`.
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
-import os
 import re
-import subprocess
 from pathlib import Path
 
 from stanjax.models import ModelSpec, UsageError
 from stanjax.runner.core import engine_registry
-from stanjax.runner.core.config import Placement, RunConfig
+from stanjax.runner.core.config import Placement, RunConfig, is_expert, stanc_options
 from stanjax.runner.core.engine_registry import SampleResult
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend
+from stanjax.runner.engines.stanc import stanc
 
 # reduce_sum's grainsize for the threaded programs: 1 lets TBB's scheduler size the slices (the Stan User's Guide's
 # starting point, and the one setting that suits every model and size).
@@ -36,7 +33,7 @@ GRAINSIZE = 1
 def program(spec: ModelSpec, placement: Placement) -> Path:
     """The program a placement runs: the model's expert rewrite where asked, its reduce_sum one with more than
     one thread per chain."""
-    if placement.program == "expert":
+    if is_expert(placement.program):
         if spec.stan_expert_file is None:
             raise UsageError(f"{spec.id} has no expert program (stan/expert/{spec.model_name}.stan)")
         if placement.threads_per_chain > 1:
@@ -47,20 +44,6 @@ def program(spec: ModelSpec, placement: Placement) -> Path:
             raise UsageError(f"{spec.id} has no threaded program (stan/threaded/{spec.model_name}.stan)")
         return spec.stan_threaded_file
     return spec.stan_file
-
-
-@functools.lru_cache(maxsize=512)
-def stanc(stan_file: Path, text: str, *options: str) -> tuple[int, str, str]:
-    """stanc (httpstan's) run on a program with ``options``, no C++ written: its exit code, output and errors.
-    Once a process per file and text (``text``: the key, what the file held when asked): a campaign's plan checks
-    every model's programs, and a test process plans many times (26 models: 2.7 of 3.6 s were stanc's). A minute
-    to answer, not httpstan's one second, which two cores busy with other work can miss."""
-    with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as binary:
-        # --o: stanc would write the C++ beside the program otherwise
-        done = subprocess.run(
-            [str(binary), *options, f"--o={os.devnull}", str(stan_file)], capture_output=True, text=True, timeout=60
-        )
-    return done.returncode, done.stdout, done.stderr
 
 
 def check_program(spec: ModelSpec) -> None:
@@ -93,7 +76,7 @@ class StanEngine:
             raise UsageError(f"the Stan engine cannot run through the {front_end!r} front end")
 
     def compile(self, spec: ModelSpec, placement: Placement = Placement()):
-        return self.backend.compile(program(spec, placement), placement.isa)
+        return self.backend.compile(program(spec, placement), placement.isa, stanc_options(placement.program))
 
     def sample(
         self, handle, data: dict, config: RunConfig, seed: int, placement: Placement = Placement()

@@ -31,6 +31,7 @@ from stanjax.runner.engines.stan_output import (
     group_columns,
     sample_table,
 )
+from stanjax.runner.engines.stanc import STANC_TRIES, stanc_timed_out, translated_with
 
 
 class HttpstanBackend:
@@ -63,21 +64,24 @@ class HttpstanBackend:
         }
 
     @staticmethod
-    def program_code(stan_file: Path, isa: str) -> str:
-        """The program text httpstan builds for ``isa``: the program with a comment naming the flags appended.
-        httpstan's cache key (``calculate_model_name``) hashes the text, not the compiler flags, so the comment
-        makes each build of a program its own cache entry. ``stan.build`` of this text, once ``compile`` has
-        built it, finds the same module in the cache."""
-        return f"{stan_file.read_text()}\n// stanjax: built with {isas.stan_flags(isa)}, its stan_services.o too\n"
+    def program_code(stan_file: Path, isa: str, stanc_options: tuple[str, ...] = ()) -> str:
+        """The program text httpstan builds for ``isa``: the program with a comment naming the flags (and stanc's
+        options, where any) appended. httpstan's cache key (``calculate_model_name``) hashes the text, not the
+        flags, so the comment makes each build of a program its own cache entry. ``stan.build`` of this text,
+        once ``compile`` has built it, finds the same module in the cache."""
+        translated = f", translated with stanc {' '.join(stanc_options)}" if stanc_options else ""
+        built = f"built with {isas.stan_flags(isa)}, its stan_services.o too{translated}"
+        return f"{stan_file.read_text()}\n// stanjax: {built}\n"
 
-    def compile(self, stan_file: Path, isa: str = "native"):
+    def compile(self, stan_file: Path, isa: str = "native", stanc_options: tuple[str, ...] = ()):
         """Build through pystan's in-process httpstan, with the ISA's flags appended to CPPFLAGS meanwhile
-        (``_appended_cppflags``); its model cache is keyed by ``program_code``. A module already in the cache is
-        loaded as httpstan's server would load it, without starting the server (half a second of imports)."""
+        (``_appended_cppflags``) and stanc's options where any (``translated_with``); its model cache is keyed by
+        ``program_code``. A module already in the cache is loaded as httpstan's server would load it, without
+        starting the server (half a second of imports)."""
         import httpstan.cache
         import httpstan.models
 
-        code = self.program_code(stan_file, isa)
+        code = self.program_code(stan_file, isa, stanc_options)
         name = httpstan.models.calculate_model_name(code)
         cached = name in httpstan.cache.list_model_names()
         if not cached and not (Path(httpstan.models.__file__).parent / "include" / "stan" / "model").is_dir():
@@ -100,7 +104,8 @@ class HttpstanBackend:
                 raise RuntimeError(f"{stan_file.name} failed to compile: {message}")
 
         start = time.perf_counter()
-        with _appended_cppflags(isas.stan_flags(isa)), _services_built_with(isas.stan_flags(isa)):
+        flags = isas.stan_flags(isa)
+        with _appended_cppflags(flags), _services_built_with(flags), translated_with(stanc_options):
             if not (cached and _loads(name)):
                 import asyncio
 
@@ -109,6 +114,7 @@ class HttpstanBackend:
             "model_name": name,
             "program_code": code,
             "isa": isa,
+            "stanc_options": stanc_options,
             "compile_s": time.perf_counter() - start,
             "cached": cached,
             "carried": carried_from(name),
@@ -133,21 +139,12 @@ class HttpstanBackend:
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
-        info = self.info(handle["isa"])
+        info = {**self.info(handle["isa"]), "stanc_options": " ".join(handle["stanc_options"])}
         if handle.get("carried"):
             info["module"] = handle["carried"]
         if threads > 1:
             info["chain_processes"] += f", each pinned to its own {threads} cores (TBB's threads for reduce_sum)"
         return SampleResult(draws, timings, stats, info)
-
-
-# httpstan gives stanc one second (httpstan/compile.py): beside other work on two cores it can need more, and
-# httpstan answers 500 (a timeout in its first stanc call) or 400 naming TimeoutExpired (in its second).
-STANC_TRIES = 3
-
-
-def stanc_timed_out(status: int, message: str) -> bool:
-    return status == 500 or "TimeoutExpired" in message
 
 
 def _loads(model_name: str) -> bool:

@@ -93,12 +93,17 @@ class CmdStanBackend:
             "dtype": "float64",
         }
 
-    def compile(self, stan_file: Path, isa: str = "native", threaded: bool = False):
+    def compile(
+        self, stan_file: Path, isa: str = "native", stanc_options: tuple[str, ...] = (), threaded: bool = False
+    ):
+        """Build (or find in the cache) ``stan_file`` for ``isa``, translated with ``stanc_options`` (e.g. --O1)."""
         import cmdstanpy
 
         code = stan_file.read_text()
         options = self.cpp_options(code, isa, threaded)
-        key = hashlib.sha256(f"{code}|{self.info(isa)['stan_version']}|{sorted(options.items())}".encode())
+        translate = {option.lstrip("-"): True for option in stanc_options}  # cmdstanpy's form: {"O1": True}
+        translated = f"|{sorted(translate)}" if translate else ""  # none: the key executables built before had
+        key = hashlib.sha256(f"{code}|{self.info(isa)['stan_version']}|{sorted(options.items())}{translated}".encode())
         folder = cache_dir() / "cmdstan" / key.hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
         copied = folder / stan_file.name
@@ -107,8 +112,14 @@ class CmdStanBackend:
         cached = (folder / stan_file.stem).exists()
         start = time.perf_counter()
         self.build_main_object(options)
-        model = cmdstanpy.CmdStanModel(stan_file=str(copied), cpp_options=options)
-        return {"model": model, "isa": isa, "compile_s": time.perf_counter() - start, "cached": cached}
+        model = cmdstanpy.CmdStanModel(stan_file=str(copied), cpp_options=options, stanc_options=translate)
+        return {
+            "model": model,
+            "isa": isa,
+            "stanc_options": stanc_options,
+            "compile_s": time.perf_counter() - start,
+            "cached": cached,
+        }
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
         with tempfile.TemporaryDirectory(prefix="stanjax-cmdstan-") as output_dir:
@@ -140,7 +151,8 @@ class CmdStanBackend:
             step_size=[float(s) for s in fit.step_size],
         )
         timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
-        return SampleResult(draws, timings, stats, self.info(handle["isa"]))
+        info = {**self.info(handle["isa"]), "stanc_options": " ".join(handle["stanc_options"])}
+        return SampleResult(draws, timings, stats, info)
 
 
 def json_data(data: dict) -> dict:

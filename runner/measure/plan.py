@@ -32,6 +32,7 @@ from stanjax.runner.core.config import (
     Placement,
     RunConfig,
     campaign_entropy,
+    is_expert,
 )
 from stanjax.runner.core.engine_registry import JAX, STAN, entry
 from stanjax.runner.core.paths import cache_dir
@@ -206,7 +207,7 @@ def check_choices(args: Request, device: str) -> None:
 
 def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engines: list[str]) -> list[str]:
     """``--stan-programs``: the Placement.program of each name, checked: a known name, a Stan sampler among the
-    engines, and, asked for the expert program alone, every model has one."""
+    engines, and, asked for expert programs alone, every model has one."""
     if not names:
         return [""]
     for name in names:
@@ -216,7 +217,7 @@ def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engine
         raise UsageError(f"{option('stan-programs')} chooses Stan's programs, but no Stan sampler is among the engines")
     programs = list(dict.fromkeys(STAN_PROGRAMS[name] for name in names))
     without = [spec.id for spec in specs if spec.stan_expert_file is None]
-    if programs == ["expert"] and without:
+    if all(is_expert(program) for program in programs) and without:
         having = [spec_id for spec_id in models.registry() if models.get(spec_id).stan_expert_file]
         raise UsageError(
             f"{without[0]} has no expert Stan program (stan/expert/); models with one: {', '.join(having) or 'none'}"
@@ -231,7 +232,7 @@ def setups(engines: list[str], programs: list[str], spec: models.ModelSpec) -> l
         (engine, program)
         for engine in engines
         for program in (
-            [p for p in programs if p == "" or spec.stan_expert_file]
+            [p for p in programs if not is_expert(p) or spec.stan_expert_file]
             if entry(engine).family == STAN and not entry(engine).approximate
             else [""]
         )

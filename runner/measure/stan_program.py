@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from stanjax.models import UsageError
-from stanjax.runner.engines.stan import stanc
+from stanjax.runner.engines.stanc import stanc
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()]+')
 

@@ -96,16 +96,21 @@ def numpyro_side(spec: ModelSpec, data: dict, point: dict) -> tuple[float, np.nd
     return float(log_joint), _flatten(spec, unconstrained), _flatten(spec, gradient)
 
 
-def stan_model(spec: ModelSpec, data: dict, stan_file: Path | None = None, random_seed: int | None = None):
-    """A pystan model of ``stan_file`` (default: the spec's Stan program) with the data bound (and the seed of its
-    sampling, pystan's place for it): the module the bundled Stan engine runs (built for the host's ISA, found in
-    httpstan's cache by its program text)."""
+def stan_model(
+    spec: ModelSpec,
+    data: dict,
+    stan_file: Path | None = None,
+    random_seed: int | None = None,
+    stanc_options: tuple[str, ...] = (),
+):
+    """A pystan model of ``stan_file`` (default: the spec's Stan program; translated with ``stanc_options``) with
+    the data bound (and the seed of its sampling, pystan's place for it): the module the bundled Stan engine runs
+    (built for the host's ISA, found in httpstan's cache by its program text)."""
     import stan
     from stanjax.runner.engines.stan_bundled import HttpstanBackend
 
-    return stan.build(
-        HttpstanBackend().compile(stan_file or spec.stan_file)["program_code"], data=data, random_seed=random_seed
-    )
+    built = HttpstanBackend().compile(stan_file or spec.stan_file, "native", stanc_options)
+    return stan.build(built["program_code"], data=data, random_seed=random_seed)
 
 
 def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, np.ndarray]:
@@ -118,12 +123,18 @@ def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, n
 
 
 def check(
-    spec: ModelSpec, data: dict, points: list[dict], grainsize: int | None = None, stan_file: Path | None = None
+    spec: ModelSpec,
+    data: dict,
+    points: list[dict],
+    grainsize: int | None = None,
+    stan_file: Path | None = None,
+    stanc_options: tuple[str, ...] = (),
 ) -> DensityCheck:
     """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize;
-    ``stan_file`` given: that program of the model (its expert one) in place of its own."""
+    ``stan_file`` given: that program of the model (its expert one) in place of its own; ``stanc_options``: the
+    program translated with them (stanc's optimiser, --O1)."""
     if grainsize is None:
-        model = stan_model(spec, data, stan_file)
+        model = stan_model(spec, data, stan_file, stanc_options=stanc_options)
     else:
         model = stan_model(spec, {**data, "grainsize": grainsize}, spec.stan_threaded_file)
     stan_lp, numpyro_lp, same, gradient_errors = [], [], True, []

@@ -12,7 +12,7 @@ import pytest
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.commands.cli import main
-from stanjax.runner.core.config import Job
+from stanjax.runner.core.config import Job, is_expert, stanc_options
 from stanjax.runner.core.engine_registry import label
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -116,14 +116,29 @@ def test_both_stan_programs_take_their_places_in_every_block_where_a_model_has_a
     assert all(job.placement.program == "" for job in _plan("--engines", "stan", "numpyro"))  # the default
 
 
+def test_stancs_optimiser_is_a_program_of_its_own_in_every_block():
+    """--O1 (stanc's optimiser) is asked for per program: model-O1 and expert-O1 run beside model and expert in
+    one block, pair with them, and say so in their labels and in what each side had."""
+    dogs = "dogs-dogs"
+    jobs = _plan(dogs, "--engines", "stan", "--stan-programs", "model,model-O1,expert,expert-O1")
+    assert sorted(job.placement.program for job in jobs if job.model_id == dogs) == ["", "O1", "expert", "expert-O1"]
+    assert [job.placement.program for job in jobs if job.model_id != dogs] == ["", "O1"]  # no expert program
+    assert len({job.pairing("c") for job in jobs if job.model_id == dogs}) == 1
+    assert len({job.key() for job in jobs}) == len(jobs) and len({job.log_name() for job in jobs}) == len(jobs)
+    assert [stanc_options(p) for p in ("", "O1", "expert", "expert-O1")] == [(), ("--O1",), (), ("--O1",)]
+    assert [is_expert(p) for p in ("", "O1", "expert", "expert-O1")] == [False, False, True, True]
+    assert label("stan", "bundled", "cpu", "float64", "parallel", program="expert-O1") == "Stan-CPU-expert-O1"
+
+
 @pytest.mark.parametrize(
     "argv, said",
     [
         (["--stan-programs", "expert"], "eight_schools-eight_schools_noncentered has no expert Stan program"),
         (
             ["--stan-programs", "experts"],
-            "unknown Stan program 'experts' (did you mean 'expert'? choose from: model, expert)",
+            "unknown Stan program 'experts' (did you mean 'expert'? choose from: model, expert, model-O1, expert-O1)",
         ),
+        (["--stan-programs", "expert-O1"], "eight_schools-eight_schools_noncentered has no expert Stan program"),
         (["--stan-programs", "expert", "--engines", "numpyro"], "no Stan sampler is among the engines"),
     ],
 )
@@ -641,3 +656,22 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     child.stdout.close()  # before the child writes a line (it takes a second to start)
     _, stderr = child.communicate(timeout=120)
     assert child.returncode == 0 and b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+
+
+def test_the_compile_verb_builds_each_stan_program_asked_for_where_the_model_has_it(monkeypatch):
+    """``stanjax compile --stan-programs``: each model's programs as runs name them, one task each (a model with
+    no expert program builds its own alone), each built as a run with that program builds it."""
+    from stanjax.runner.commands import compile as compile_verb
+
+    tasks = []
+    monkeypatch.setattr(compile_verb, "compile_each", lambda asked, jobs: tasks.extend(asked) or 0)
+    eight = "eight_schools-eight_schools_noncentered"
+    argv = ["compile", "--models", eight, "dogs-dogs", "--stan-programs", "model,expert-O1", "--jobs", "2"]
+    assert main(argv) == 0
+    assert [label for label, _ in tasks] == [eight, "dogs-dogs", "dogs-dogs (expert-O1 program)"]
+    built = [compile_verb.parse_model_command(command[3:]) for _, command in tasks]
+    assert [(ids, placement.program) for ids, placement in built] == [
+        ([eight], ""),
+        (["dogs-dogs"], ""),
+        (["dogs-dogs"], "expert-O1"),
+    ]

@@ -158,7 +158,10 @@ def _report():
 
 @pytest.mark.stan
 def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
+    """Two real runs (the program as stanc translates it by default and with --O1), each in a worker that never
+    imports jaxlib; each record says how its program was translated."""
     from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import records
 
     hook = tmp_path / "hook"
     hook.mkdir()
@@ -166,13 +169,17 @@ def test_the_worker_of_a_stan_job_never_loads_jax(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("STANJAX_TEST_IMPORT_REPORTS", str(tmp_path / "imports"))
     # A real run: the campaign starts `python -m stanjax.runner.measure.worker` for the job, which compiles (cached) and samples.
-    code = main(
-        ["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan", "--out", str(tmp_path / "results")]
-    )
+    out = tmp_path / "results"
+    argv = ["run", "--suite", "tiny", "--models", EIGHT_SCHOOLS, "--engines", "stan", "--out", str(out)]
+    code = main([*argv, "--stan-programs", "model,model-O1"])
     reports = [json.loads(file.read_text()) for file in (tmp_path / "imports").glob("*.json")]
-    [worker] = [report for report in reports if report["main"] == "stanjax.runner.measure.worker"]
-    assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
+    workers = [report for report in reports if report["main"] == "stanjax.runner.measure.worker"]
+    assert len(workers) == 2
+    for worker in workers:
+        assert not worker["jaxlib"], f"the Stan worker imported jaxlib:\n{worker['jaxlib_stack']}"
     assert code == 0
+    translated = {(r.program, r.label, r.engine_info["stanc_options"]) for r in records.read(out)}
+    assert translated == {("", "Stan-CPU", ""), ("O1", "Stan-CPU-O1", "--O1")}
 
 
 @pytest.mark.stan
@@ -235,7 +242,8 @@ def test_stanc_over_httpstans_one_second_is_tried_again(tmp_path, monkeypatch, t
     and a real error still comes back as one line. stanc stands in here, so nothing is compiled."""
     import httpstan.compile
 
-    from stanjax.runner.engines.stan_bundled import STANC_TRIES, HttpstanBackend
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+    from stanjax.runner.engines.stanc import STANC_TRIES
 
     calls = []
 

@@ -123,3 +123,28 @@ def test_the_points_are_distinct_draws_of_the_posterior():
     points = density.posterior_points(spec, data, N_POINTS, seed=0)
     assert len(points) == N_POINTS and len({float(point["mu"]) for point in points}) == N_POINTS
     assert all(point["tau"] > 0 and point["theta_tilde"].shape == (data["J"],) for point in points)
+
+
+def test_stancs_optimiser_keeps_the_density_and_is_what_the_module_was_translated_with():
+    """A program translated with stanc's --O1 (``--stan-programs model-O1``) targets the posterior its default
+    translation does (against the same NumPyro port), and its module is built from --O1's C++, in a cache entry of
+    its own (the generated C++ names stanc's flags)."""
+    import httpstan.cache
+
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+
+    spec = models.get("eight_schools-eight_schools_noncentered")
+    data = spec.density_data("tiny", seed=1)
+    points = density.posterior_points(spec, data, N_POINTS, seed=0)
+    result = density.check(spec, data, points, stanc_options=("--O1",))
+    assert result.ok and result.max_gradient_error <= 1e-6
+    plain, optimised = (HttpstanBackend().compile(spec.stan_file, "native", options) for options in ((), ("--O1",)))
+    assert plain["model_name"] != optimised["model_name"] and optimised["stanc_options"] == ("--O1",)
+    cpp = {
+        name: next(httpstan.cache.model_directory(handle["model_name"]).glob("*.cpp")).read_text()
+        for name, handle in (("plain", plain), ("optimised", optimised))
+    }
+    flags = {name: next(line for line in text.splitlines() if "stancflags = " in line) for name, text in cpp.items()}
+    assert "--O1" in flags["optimised"] and "--warn-pedantic" in flags["optimised"]  # httpstan's own kept
+    assert "--O1" not in flags["plain"]
+    assert "fma(tau, theta_tilde, mu)" in cpp["optimised"] and "fma(" not in cpp["plain"]  # one of --O1's rewrites
