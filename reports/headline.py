@@ -218,6 +218,18 @@ def paired_blocks(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
     }
 
 
+def one_change(a: dict, b: dict) -> bool:
+    """Whether two setups are worth a comparison of their own: not two Stan setups that differ both in the program
+    and in how stanc translated it (the published program with --O1 against the expert's without: two changes at
+    once, each measured alone beside it)."""
+    if a["family"] != STAN or b["family"] != STAN:
+        return True
+    (expert_a, options_a), (expert_b, options_b) = (
+        (is_expert(setup.get("program", "")), stanc_options(setup.get("program", ""))) for setup in (a, b)
+    )
+    return expert_a == expert_b or options_a == options_b
+
+
 def comparisons(runs: pd.DataFrame) -> list[dict]:
     """One entry per (machine, size preset, numerator label, denominator label) with its per-model and
     geometric-mean ratios, and the models it leaves out (both labels ran them there, but no ratio), with why."""
@@ -235,6 +247,8 @@ def comparisons(runs: pd.DataFrame) -> list[dict]:
         )
         setups.update({setup["label"]: setup for setup in found})
         for num, den in combinations([setup["label"] for setup in found], 2):
+            if not one_change(setups[num], setups[den]):
+                continue
             blocks = paired_blocks(group[group.label == num], group[group.label == den])
             if blocks is None:
                 continue

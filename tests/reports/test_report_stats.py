@@ -2,6 +2,7 @@
 
 import math
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -190,3 +191,35 @@ def test_numbers_have_three_significant_digits_and_thousands_separators(value, d
 
 def test_counts_are_whole_numbers_whatever_their_dtype():
     assert count(np.float64(12.0)) == "12" and count(1234) == "1,234" and count(float("nan")) == "–"
+
+
+def test_an_svgs_repeated_styles_are_classes_defined_once_in_it():
+    """matplotlib writes a grid line's whole style on every line: each style a figure repeats becomes a class of
+    its own <style>, named by the style's hash; a style used once stays inline. Drawn alike, a third smaller."""
+    import matplotlib.pyplot as plt
+
+    from stanjax.reports.figures import STYLE, shared_styles, svg
+
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [1, 4, 9])
+    ax.grid(which="both", alpha=0.3)
+    text = svg(fig, "a planted figure")
+    rules = dict(re.findall(r"\.(s[0-9a-f]{7})\{([^}]*)\}", text))
+    assert rules and all(f'class="{name}"' in text for name in rules)
+    assert all(n == 1 for n in Counter(STYLE.findall(text)).values())  # no inline style left twice
+    inline = (
+        '<svg><path style="fill: none" d="M 0 0"/><path style="fill: none" d="M 1 1"/><text style="x">a</text></svg>'
+    )
+    shared = shared_styles(inline)
+    assert shared.count("fill: none") == 1 and 'style="x"' in shared and len(shared) < len(inline) + 40
+
+
+def test_two_stan_setups_that_differ_in_program_and_in_translation_get_no_comparison_of_their_own():
+    from stanjax.reports.headline import one_change
+
+    stan = {"family": "stan"}
+    published, o1, expert, expert_o1 = ({**stan, "program": p} for p in ("", "O1", "expert", "expert-O1"))
+    assert one_change(published, o1) and one_change(expert, expert_o1) and one_change(published, expert)
+    assert one_change(o1, expert_o1)
+    assert not one_change(published, expert_o1) and not one_change(o1, expert)
+    assert one_change({"family": "jax", "program": ""}, expert_o1)  # NumPyro against any Stan program
