@@ -64,8 +64,10 @@ def main(args) -> int:
     tasks = [(label(m, program), model_command(m, program=program)) for program, ids in asked.items() for m in ids]
     if args.jobs > 1 and len(tasks) > 1:
         return compile_each(tasks, args.jobs)
-    # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
-    return max(subprocess.run(model_command(*ids, program=program)).returncode for program, ids in asked.items())
+    if Path(sys.executable) != Path(WORKER_PYTHON):
+        # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
+        return max(subprocess.run(model_command(*ids, program=program)).returncode for program, ids in asked.items())
+    return max(compile_models(ids, Placement(program=program)) for program, ids in asked.items())
 
 
 def label(model_id: str, program: str) -> str:
