@@ -59,7 +59,7 @@ def main(args) -> int:
     programs = plan.stan_programs(plan._names(args.stan_programs), specs, ["stan"])
     asked: dict[str, list[str]] = {}  # program -> the models that have it
     for spec in specs:
-        for _, program in plan.setups(["stan"], programs, spec):
+        for _, program, _ in plan.setups(["stan"], programs, spec, {"stan": ["auto"]}):
             asked.setdefault(program, []).append(spec.id)
     tasks = [(label(m, program), model_command(m, program=program)) for program, ids in asked.items() for m in ids]
     if args.jobs > 1 and len(tasks) > 1:

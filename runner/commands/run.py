@@ -75,11 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stan",
-        choices=STAN_FRONT_ENDS,
         default=Request.stan,
+        metavar="|".join(STAN_FRONT_ENDS),
         help="the Stan front end: bundled (httpstan's NUTS, driven directly), cmdstan (CmdStan "
         "through cmdstanpy; CMDSTAN or cmdstanpy's folder) or auto: CmdStan when one is "
-        "installed, else bundled. The record names the one that ran (default: %(default)s)",
+        "installed, else bundled; bundled,cmdstan runs Stan's NUTS through both in every block. The record names "
+        "the one that ran (default: %(default)s)",
     )
     parser.add_argument(
         "--isa",

@@ -182,6 +182,7 @@ class Job:
         resized = "".join(f" {name}={value}" for name, value in self.config.resize)
         threads = f" x {self.placement.threads_per_chain} threads" if self.placement.threads_per_chain > 1 else ""
         threads += f" · {self.placement.program} program" if self.placement.program else ""
+        threads += " · through CmdStan" if self.through_cmdstan else ""
         return (
             f"{self.model_id}{resized} · {self.engine}-{self.device} · {self.config.chains} chains{threads} · "
             f"block {self.block + 1}"
@@ -190,7 +191,14 @@ class Job:
     def log_name(self) -> str:
         """The file name of the worker's log: one per run of a campaign."""
         program = f"-{self.placement.program}" if self.placement.program else ""
+        program += "-cmdstan" if self.through_cmdstan else ""
         return f"{self.model_id}.{self.engine}-{self.device}{program}.{self.config.hash()}.{self.repeat}.log"
+
+    @property
+    def through_cmdstan(self) -> bool:
+        """Stan's NUTS through CmdStan, which may run beside the bundled Stan's in one block (``--stan
+        bundled,cmdstan``): named in the run's line and log."""
+        return self.engine == "stan" and self.front_end == "cmdstan"
 
     def blas_threads(self) -> int:
         """OpenBLAS threads for the worker (``blas_threads``)."""

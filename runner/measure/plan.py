@@ -118,9 +118,7 @@ def plan(args: Request) -> list[Job]:
             f"{option('chains', settings['chains'])}: from {MANY_CHAINS} chains on the chains start in "
             f"{SUPERCHAINS} superchains (nested R-hat), so the count must be a multiple of {SUPERCHAINS}"
         )
-    front_ends = {
-        engine: entry(engine).front_end(args.stan if entry(engine).family == STAN else "auto") for engine in engines
-    }
+    front_ends = stan_front_ends(args.stan, engines)
     programs = stan_programs(_names(args.stan_programs), specs, engines)
     # Refused before anything runs: an unknown size, sizes a generator refuses, non-finite data, a Stan program stanc
     # rejects, a pair whose data or parameters disagree (runner.measure.static_checks).
@@ -144,17 +142,15 @@ def plan(args: Request) -> list[Job]:
             engine,
             config.for_model(spec),
             repeat,
-            with_threads(
-                replace(placements[engine], program=program), engine, front_ends[engine], spec, cores, config, threads
-            ),
-            front_ends[engine],
+            with_threads(replace(placements[engine], program=program), engine, front_end, spec, cores, config, threads),
+            front_end,
             entropy,
             cores,
         )
         for config in configs
         for spec in specs
         for repeat in range(settings["repeats"])
-        for engine, program in block_order(setups(engines, programs, spec), repeat)
+        for engine, program, front_end in block_order(setups(engines, programs, spec, front_ends), repeat)
     ]
 
 
@@ -199,10 +195,27 @@ def check_choices(args: Request, device: str) -> None:
         ("device", device, DEVICES),
         ("chain method", args.chain_method or CHAIN_METHODS[0], CHAIN_METHODS),
         ("ISA", args.isa, ISAS),
-        ("Stan front end", args.stan, STAN_FRONT_ENDS),
+        *(("Stan front end", name, STAN_FRONT_ENDS) for name in _names([args.stan]) or ["auto"]),
     ):
         if value not in choices:
             raise models.UnknownChoice(kind, value, choices)
+
+
+def stan_front_ends(stan: str, engines: list[str]) -> dict[str, list[str]]:
+    """Each engine's front ends: ``--stan``'s (one, or several: "bundled,cmdstan" runs Stan's NUTS through both in
+    every block, one program two ways) for Stan's engines, resolved where "auto"; its default for the others. A
+    Stan approximation has CmdStan only, whatever ``--stan`` lists."""
+    names = _names([stan]) or ["auto"]
+    if len(names) > 1 and "auto" in names:
+        raise UsageError(f"{option('stan', stan)}: 'auto' is one front end or the other; name them instead")
+    return {
+        engine: list(
+            dict.fromkeys(
+                entry(engine).front_end(name) for name in (names if entry(engine).family == STAN else ["auto"])
+            )
+        )
+        for engine in engines
+    }
 
 
 def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engines: list[str]) -> list[str]:
@@ -225,17 +238,21 @@ def stan_programs(names: list[str] | None, specs: list[models.ModelSpec], engine
     return programs
 
 
-def setups(engines: list[str], programs: list[str], spec: models.ModelSpec) -> list[tuple[str, str]]:
-    """Each engine with each Stan program it runs on ``spec``: a Stan sampler once per program the model has
-    (its expert rewrite only where there is one), every other engine once."""
+def setups(
+    engines: list[str], programs: list[str], spec: models.ModelSpec, front_ends: dict[str, list[str]]
+) -> list[tuple[str, str, str]]:
+    """Each engine with each Stan program it runs on ``spec`` and each front end it runs through: a Stan sampler
+    once per program the model has (its expert rewrite only where there is one) and front end, every other engine
+    once."""
     return [
-        (engine, program)
+        (engine, program, front_end)
         for engine in engines
         for program in (
             [p for p in programs if not is_expert(p) or spec.stan_expert_file]
             if entry(engine).family == STAN and not entry(engine).approximate
             else [""]
         )
+        for front_end in front_ends[engine]
     ]
 
 

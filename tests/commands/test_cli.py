@@ -517,6 +517,34 @@ def test_the_stan_front_end_is_chosen_explicitly(cmdstan_found, asked, front_end
     assert {(j.engine, j.front_end) for j in jobs} == {("stan", front_end), ("numpyro", "numpyro")}
 
 
+def test_both_stan_front_ends_run_in_every_block(monkeypatch):
+    """--stan bundled,cmdstan: Stan's NUTS through both front ends, each program both ways, in one block that
+    pairs them (the front-end table's runs), with keys, log names and lines of their own; 'auto' beside a named
+    one and an unknown name are one line each."""
+    from stanjax.runner.core import engine_registry
+
+    monkeypatch.setattr(engine_registry, "find_cmdstan", lambda: "/opt/cmdstan")
+    dogs = "dogs-dogs"
+    jobs = _plan(dogs, "--engines", "stan", "numpyro", "--stan", "bundled,cmdstan", "--stan-programs", "model,expert")
+    block = [
+        (job.engine, job.placement.program, job.front_end) for job in jobs if job.model_id == dogs and not job.block
+    ]
+    assert block == [
+        ("stan", "", "bundled"),
+        ("stan", "", "cmdstan"),
+        ("stan", "expert", "bundled"),
+        ("stan", "expert", "cmdstan"),
+        ("numpyro", "", "numpyro"),
+    ]
+    assert len({job.pairing("c") for job in jobs if job.model_id == dogs}) == 1
+    assert len({job.key() for job in jobs}) == len(jobs) and len({job.log_name() for job in jobs}) == len(jobs)
+    assert sum("through CmdStan" in job.label() for job in jobs) == sum(job.front_end == "cmdstan" for job in jobs)
+    with pytest.raises(UsageError, match="'auto' is one front end or the other"):
+        _plan("--stan", "auto,cmdstan")
+    with pytest.raises(UsageError, match="unknown Stan front end 'cmstan' \\(did you mean 'cmdstan'"):
+        _plan("--stan", "bundled,cmstan")
+
+
 def test_cmdstan_asked_for_where_none_is_installed_is_bad_input(monkeypatch, tmp_path, capsys):
     from stanjax.runner.core import engine_registry
 
