@@ -1,9 +1,11 @@
-"""Turn result records into a report: ``index.html`` (the answer first, then the regime map, claims and pairings;
-small enough to open at once), ``figures.html`` (ESS/s bars, approximations' accuracy against time, the scaling
-studies), ``models/<id>.html`` (a model's summary, agreement, every run and both sources), a Markdown summary
-(``README.md``), and the raw material beside them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates
-and headline ratios) and ``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and
-SVG)."""
+"""Turn result records into a report: ``index.html`` (the answer first, then the regime map, the why, claims and
+what no answer uses; small enough to open at once), ``pairings.html`` (every pairing's table: "All pairings" and
+"Stan side"), ``forests.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars, approximations'
+accuracy against time), ``studies.html`` (the scaling studies, composed ESS/s), ``models/<id>.html`` (a model's
+summary, agreement, every run and both sources), a Markdown summary (``README.md``), and the raw material beside
+them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and ``records.json.gz``
+(every record as read). Every page is self-contained (inline CSS and SVG) and under 400 KB as the committed
+records stand (index: 300 KB; ``tests/reports/test_report_browser.py``)."""
 
 from __future__ import annotations
 
@@ -283,7 +285,7 @@ def write_data(out_dir: Path, context: dict, as_read: list[RunRecord] | None) ->
 
 
 def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: list[RunRecord] | None) -> Path:
-    """index.html, figures.html and a page per model; the index's path."""
+    """The pages (the module's docstring names them) and a page per model; the index's path."""
     runs, samplers, points = context["runs"], context["samplers"], context["points"]
     rwmh = [m for m in context["measurements"] if m.get("measure") == "rwmh"]
     colours = figures.palette([*runs.label, *(rwmh_label(m) for m in rwmh), *(r.label for r in history or [])])
@@ -292,14 +294,12 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     studies = study_figures(samplers, context["measurements"], colours)
     studies += [f for f in [roofline.figure(context["measurements"])] if f]
     accuracy_figures = approximations.figures(points, colours)
-    index = out_dir / "index.html"
-    index.write_text(
-        html.get_template("report.html").render(
-            **{
-                **context,
-                "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
-                "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in context["stan_side"]],
-            },
+    pairings = {
+        "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
+        "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in context["stan_side"]],
+    }
+    pages = {
+        "index.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             approximations=accuracy_figures,
             stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
@@ -308,17 +308,16 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             nightly=nightly,
             history=history_figures(history, colours) if history else [],
         ),
-        encoding="utf-8",
-    )
-    bars = figures.ess_bars(samplers)
-    (out_dir / "figures.html").write_text(
-        html.get_template("figures.html").render(
+        "pairings.html": {},
+        "figures.html": dict(
             bars=[
                 {"machine": machine, "size": size, "svg": figures.bar_chart_svg(panel, colours, machine, size)}
-                for (machine, size), panel in bars.groupby(["machine", "size"], sort=True)
+                for (machine, size), panel in figures.ess_bars(samplers).groupby(["machine", "size"], sort=True)
             ],
-            studies=studies,
-            composed=context["composed"],
+            approximations=accuracy_figures,
+            khat_fitted=validity.KHAT_FITTED,
+        ),
+        "forests.html": dict(
             forests=[
                 {
                     "anchor": forest_anchor(c),
@@ -326,18 +325,21 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
                     "svg": figures.forest_svg(c),
                 }
                 for c in [*context["comparisons"], *context["stan_side"]]
-            ],
-            approximations=accuracy_figures,
-            khat_fitted=validity.KHAT_FITTED,
+            ]
         ),
-        encoding="utf-8",
-    )
+        "studies.html": dict(studies=studies, composed=context["composed"]),
+    }
+    for name, extra in pages.items():
+        template = "report.html" if name == "index.html" else name
+        (out_dir / name).write_text(
+            html.get_template(template).render(**{**context, **pairings, **extra}), encoding="utf-8"
+        )
     (out_dir / "models").mkdir(exist_ok=True)
     for section in sections:
         (out_dir / model_page(section["model_id"])).write_text(
             html.get_template("model.html").render(m=section), encoding="utf-8"
         )
-    return index
+    return out_dir / "index.html"
 
 
 def failed_groups(failed: pd.DataFrame) -> list[dict]:
