@@ -15,7 +15,7 @@ SPEC = ModelSpec(
     title="Dogs' shock avoidance, posteriordb",
     description="posteriordb's dogs-dogs (arm book, stan examples, pathfinder paper).",
     regime=(
-        "small logistic model (3 parameters, 750 trials) whose published program also stores 2,250 "
+        "small logistic model: 3 parameters, 750 trials; its published program also stores 2,250 "
         "transformed parameters a draw"
     ),
     parameters=(Parameter("beta", (3,)),),

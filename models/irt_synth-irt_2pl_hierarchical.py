@@ -34,7 +34,7 @@ SPEC = ModelSpec(
     title="Hierarchical IRT 2PL",
     description="Hierarchical 2PL item-response model, centred difficulties (each item answered by every student), "
     "abilities ~ normal(0, 1).",
-    regime="hierarchy with ~1000 parameters at default size (I x J likelihood terms), every item answered by every "
+    regime="hierarchy with ~1000 parameters: I x J likelihood terms at default size, every item answered by every "
     "student",
     parameters=(
         Parameter("theta", ("J",)),

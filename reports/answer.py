@@ -1,5 +1,6 @@
 """The answer first: for each pairing the report answers (``headline.PAIRINGS``), the first screen (``overview``):
-the sentence that answers and, per model, every ratio of its regime map (``reports.regimes``) with its qualifiers;
+the sentence that answers (``reports.first_screen``) and, per model, every ratio of its regime map
+(``reports.regimes``) with its qualifiers and, over the bundled Stan, what CmdStan measured (``gap_note``);
 where each ratio comes from (ESS per gradient, gradients per second, the share of the run spent sampling); and the
 resources each engine setup had.
 """
@@ -10,14 +11,13 @@ import numpy as np
 import pandas as pd
 
 from stanjax import models
-from stanjax.reports.headline import Pairing, answerable, left_out_text
-from stanjax.reports.numbers import count, interval, number, speed, times
-from stanjax.reports.regimes import FASTER, INVALID, MEASURED, SLOWER, UNCLEAR, setups, size_order
+from stanjax.reports.first_screen import answer_sentence, machine_slug
+from stanjax.reports.headline import Pairing
+from stanjax.reports.numbers import count, number, span, speed, times
+from stanjax.reports.regimes import INVALID, MEASURED, size_order
 from stanjax.reports.stats import MIN_BLOCKS
 from stanjax.runner.core.config import is_expert, stanc_options
 from stanjax.runner.core.engine_registry import STAN
-
-SENTENCE_DETAIL = 3  # a direction with more models than this is summarised: the first screen stays one screen
 
 
 def factors(runs: pd.DataFrame) -> dict:
@@ -192,10 +192,51 @@ def why_none(row: dict, columns: list[dict], pairing: Pairing) -> str:
     return f"no {pairing.numerator_name} and {pairing.denominator_name} runs of it in a campaign"
 
 
-def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
+# Where CmdStan samples a model faster than the bundled Stan by more than this, every ratio over the bundled Stan
+# on that model and machine says so (issue 63: the bundled Stan is the baseline only where it is not slower).
+FRONT_END_GAP = 1.10
+
+
+def front_end_gaps(comparisons: list[dict]) -> dict[tuple[str, str, str, str], dict]:
+    """(machine's slug, size, model, bundled Stan's label) -> how much faster CmdStan sampled that model there,
+    where by more than ``FRONT_END_GAP`` with an interval above 1: from the Stan side's CmdStan-vs-bundled
+    pairings of one program."""
+    gaps = {}
+    for c in comparisons:
+        a, b = c["numerator_setup"], c["denominator_setup"]
+        if (a["engine"], a["front_end"], b["engine"], b["front_end"]) != ("stan", "cmdstan", "stan", "bundled") or (
+            a.get("program", "") != b.get("program", "")
+        ):
+            continue
+        for m in c["models"]:
+            if m["warm"].value > FRONT_END_GAP and m["warm"].low > 1 and m["warm"].blocks >= MIN_BLOCKS:
+                gaps[machine_slug(c["machine"]), c["size"], m["model_id"], c["denominator"]] = {
+                    "machine": c["machine"],
+                    "numerator": c["numerator"],
+                    "ratio": m["warm"],
+                }
+    return gaps
+
+
+def gap_note(gaps: dict, c: dict) -> str:
+    """What a ratio over the bundled Stan should say where CmdStan sampled the same program faster there."""
+    gap = gaps.get((machine_slug(c["machine"]), c["size"], c.get("model_id", ""), c["denominator"]))
+    if gap is None:
+        return ""
+    r = gap["ratio"]
+    measured = f"{speed(r.value)} ({span(r.low, r.high)})"
+    return (
+        f"{c['denominator']} is the bundled Stan: {gap['numerator']} sampled this program {measured} in ESS/s on "
+        f"{gap['machine']}; over CmdStan this ratio would be about {times(c['ratio'].value / r.value)} (estimated: "
+        "the two medians divided, not measured in one block)"
+    )
+
+
+def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None = None) -> list[dict]:
     """The first screen, per pairing: per model (by regime) every ratio it has on any machine and size (measured
-    ones first, the default size first among them; tiny data only where it has nothing else), each with its qualifiers, or why it has none; and the
-    sentence that answers."""
+    ones first, the default size first among them; tiny data only where it has nothing else), each with its
+    qualifiers (and, over the bundled Stan, what CmdStan measured where it sampled faster: ``gaps``), or why it
+    has none; and the sentence that answers."""
     out = []
     for m in regime_maps:
         rows = []
@@ -218,7 +259,12 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
                         "title": title_of(row["model_id"]),
                         "regime": g["name"],
                         "entries": [
-                            {**c, "qualifiers": qualifiers(campaign, c), "to_result": to_result(campaign, c)}
+                            {
+                                **c,
+                                "qualifiers": qualifiers(campaign, c),
+                                "to_result": to_result(campaign, c),
+                                "front_end_gap": gap_note(gaps or {}, {**c, "model_id": row["model_id"]}),
+                            }
                             for c in cells
                         ],
                         "why": "" if cells else why_none(row, m["columns"], m["pairing"]),
@@ -235,84 +281,3 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict]) -> list[dict]:
             }
         )
     return out
-
-
-def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) -> str:
-    """The pairing's answer in words: where the numerator is faster, slower or not clearly either (each model's
-    ratios with a verdict at its best-evidenced size, one per machine: two machines may disagree, and the sentence
-    says so), what has too few blocks, and when nothing answers, what the records hold instead."""
-    measured, thin = [], []
-    for r in rows:
-        verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
-        if verdicts:
-            measured += [(r["title"], e) for e in verdicts if e["size"] == verdicts[0]["size"]]
-        elif r["entries"]:
-            thin.append((r["title"], r["entries"][0]))
-    name = f"{pairing.numerator_name} against {pairing.denominator_name} (ESS/s per model, compile excluded)"
-    if not measured:
-        kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
-        runs = campaign[campaign.label.isin(kinds)]
-        usable = int(answerable(runs).sum())
-        held = (
-            f"these records hold {count(len(runs))} {pairing.numerator_name} run(s), {count(usable)} of which an "
-            f"answer may use" + (f" ({left_out_text(runs)} left out)" if usable < len(runs) else "")
-            if len(runs)
-            else f"these records hold no {pairing.numerator_name} run"
-        )
-        extra = "; ".join(f"{t} {times(e['ratio'].value)} ({no_verdict(e)})" for t, e in thin)
-        return (
-            f"{name}: not answered yet. No model has {MIN_BLOCKS} clean paired blocks of both; {held}."
-            + (f" No verdict: {extra}." if extra else "")
-            + f" What would answer it: {pairing.measured_by}."
-        )
-    parts = []
-    # direction -> title -> its entries, a machine each
-    by_direction: dict[str, dict[str, list[dict]]] = {d: {} for d in (FASTER, SLOWER, UNCLEAR)}
-    for t, e in measured:
-        by_direction[e["direction"]].setdefault(t, []).append(e)
-    for direction_name, verb in (
-        (FASTER, f"{pairing.numerator_name} faster"),
-        (SLOWER, f"{pairing.numerator_name} slower"),
-        (UNCLEAR, "no clear difference"),
-    ):
-        found = by_direction[direction_name]
-        if len(found) > SENTENCE_DETAIL:
-            parts.append(f"{verb} on {count(len(found))} models, {extremes(found)}")
-        elif found:
-            parts.append(
-                f"{verb} on "
-                + ", ".join(
-                    f"{t} ({'; '.join(f'{interval(e["ratio"])}, {e["machine"]}' for e in entries)})"
-                    for t, entries in found.items()
-                )
-            )
-    if len(thin) > SENTENCE_DETAIL:
-        parts.append(f"insufficient data on {count(len(thin))} models")
-    elif thin:
-        parts.append("insufficient data on " + ", ".join(f"{t} ({no_verdict(e)})" for t, e in thin))
-    missing = sum(1 for r in rows if not r["entries"])
-    sentence = f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
-    summarised = [found for found in by_direction.values() if len(found) > SENTENCE_DETAIL]
-    differ = [
-        t for t in dict.fromkeys(t for t, _ in measured) if sum(t in found for found in by_direction.values()) > 1
-    ]
-    if summarised and differ:  # a summary hides which machine said what: name the models the machines disagree on
-        sentence += f" The machines differ on {', '.join(differ)}."
-    return sentence + (" Each model's ratio and interval: the figure below." if summarised else "")
-
-
-def extremes(found: dict[str, list[dict]]) -> str:
-    """The range of a direction's ratios, each end named: "from 1.26× (Logistic regression, epyc-2core) to 15.4×
-    (Dogs, epyc-2core)"."""
-    entries = sorted(((e["ratio"].value, t, e["machine"]) for t, es in found.items() for e in es))
-    (low, low_title, low_machine), (high, high_title, high_machine) = entries[0], entries[-1]
-    return f"from {times(low)} ({low_title}, {low_machine}) to {times(high)} ({high_title}, {high_machine})"
-
-
-def no_verdict(c: dict) -> str:
-    """Why a ratio gives no verdict: "2 blocks; 5 needed", "tiny data", or both."""
-    blocks = c["ratio"].blocks
-    return "; ".join(
-        [f"{count(blocks)} block{'s' if blocks > 1 else ''}; {MIN_BLOCKS} needed"] * (blocks < MIN_BLOCKS)
-        + ["tiny data"] * (c["size"] == "tiny")
-    )

@@ -1,11 +1,9 @@
 """Turn result records into a report: ``index.html`` (the answer first, then the regime map, the why, claims and
-what no answer uses; small enough to open at once), ``pairings.html`` (every pairing's table: "All pairings" and
-"Stan side"), ``forests.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars, approximations'
-accuracy against time), ``studies.html`` (the scaling studies, composed ESS/s), ``models/<id>.html`` (a model's
-summary, agreement, every run and both sources), a Markdown summary (``README.md``), and the raw material beside
-them: ``runs.csv`` (one row per run), ``summary.json`` (aggregates and headline ratios) and ``records.json.gz``
-(every record as read). Every page is self-contained (inline CSS and SVG) and under 400 KB as the committed
-records stand (index: 300 KB; ``tests/reports/test_report_browser.py``)."""
+what no answer uses), ``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` (each pairing's ratio per
+model), ``figures.html`` (ESS/s bars, approximations' accuracy), ``studies.html`` (scaling studies, composed
+ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary), ``runs.csv``,
+``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and SVG)
+and, as the committed records stand, under 400 KB, the index under 300 KB: each opens at once."""
 
 from __future__ import annotations
 
@@ -29,6 +27,7 @@ from stanjax.reports import (
     claims,
     composed,
     figures,
+    first_screen,
     glossary,
     headline,
     machines,
@@ -231,7 +230,8 @@ def report_context(
         "claims": claims.claim_rows(answerable, comparisons, regime_maps, measurements, points),
         "tolerance": claim_verdicts.TOLERANCE,
         "maps": regime_maps,
-        "overview": answer.overview(campaign, regime_maps),
+        "overview": (overview := answer.overview(campaign, regime_maps, answer.front_end_gaps(comparisons))),
+        "regime_summary": first_screen.regime_summary(overview),
         "why": answer.why(campaign, regime_maps),
         "factors": answer.FACTORS,
         "resources": answer.resources(campaign),
@@ -298,7 +298,7 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
         "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
         "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in context["stan_side"]],
     }
-    pages = {
+    pages: dict[str, dict] = {
         "index.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             approximations=accuracy_figures,

@@ -109,10 +109,10 @@ def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, ti
     return svg(fig, title)
 
 
-def svg(fig, title: str, legend_below: list | None = None) -> str:
+def svg(fig, title: str, legend_below: list | None = None, legend_size: float | str = "x-small") -> str:
     """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
     marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test; ``legend_below``: handles of
-    a legend under the panels (the saved figure grown to hold it)."""
+    a legend under the panels (the saved figure grown to hold it), its text ``legend_size``."""
     fig.suptitle(title, fontsize=9.5).set_gid("figure-title")
     for ax in fig.axes:
         ax.xaxis.label.set_gid("x-label")
@@ -120,7 +120,12 @@ def svg(fig, title: str, legend_below: list | None = None) -> str:
     fig.tight_layout()
     if legend_below:
         fig.legend(
-            handles=legend_below, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=2, fontsize="x-small", frameon=False
+            handles=legend_below,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0),
+            ncol=2,
+            fontsize=legend_size,
+            frameon=False,
         )
     buffer = io.StringIO()
     # no date and ids salted by the title, not at random: a report made again from the same records is the same
@@ -209,14 +214,19 @@ def ratio_label(value, _=None) -> str:
     return f"{round(value):,}×" if value >= 1 else f"{round(1 / value):,}× slower"
 
 
-def ratio_axis(ax) -> None:
+def ratio_axis(ax, stacked: bool = False) -> None:
     """A log x axis of ratios, labelled on both sides of 1× (decades; at 2 and 5 too where it spans under two
-    decades)."""
+    decades); ``stacked``: "slower" under its number, for a narrow panel."""
     ax.set_xscale("log")
     low, high = ax.get_xlim()
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(ratio_label))
+
+    def label(value, _=None) -> str:
+        text = ratio_label(value)
+        return text.replace(" ", "\n") if stacked else text
+
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(label))
     ax.xaxis.set_minor_formatter(
-        ticker.FuncFormatter(lambda v, _: ratio_label(v) if f"{v:.1e}"[0] in "25" else "")
+        ticker.FuncFormatter(lambda v, _: label(v) if f"{v:.1e}"[0] in "25" else "")
         if high < 100 * low
         else ticker.NullFormatter()
     )
@@ -264,18 +274,29 @@ def forest_svg(comparison: dict) -> str:
     )
 
 
+# Drawn at most 52rem wide (base.html), 768 px in an 800 px window: every word at 11 px or more (browser test).
+ANSWER_WIDTH_IN, ANSWER_TEXT_PT = 7.5, 9
+
+
 def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     """The first screen's figure: one panel per pairing (JAX-GPU, JAX-CPU ÷ Stan-CPU), every model a row, grouped
-    by regime; each ratio a marker per machine and numerator setup, filled with its 90 % interval where it rests
-    on ``min_blocks`` blocks or more, hollow without an interval below that; "no ratio" where there is none."""
+    by regime under a row naming the regime in full; each ratio a marker per machine and numerator setup, filled
+    with its 90 % interval where it rests on ``min_blocks`` blocks or more, hollow without an interval below that;
+    "no ratio" where there is none."""
     rows = overview[0]["rows"]
+    slots: list[str | int] = []  # from the top: a regime's name, then the index of each of its models' rows
+    for index, row in enumerate(rows):
+        if not index or row["regime"] != rows[index - 1]["regime"]:
+            slots.append(row["regime"])
+        slots.append(index)
+    at_slot = {slot: y for y, slot in enumerate(slots) if isinstance(slot, int)}
     keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
     style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)]) for i, key in enumerate(keys)}
-    fig, axes = plt.subplots(1, len(overview), figsize=(9, 1.3 + 0.22 * len(rows)), squeeze=False)
-    breaks = [i for i in range(1, len(rows)) if rows[i]["regime"] != rows[i - 1]["regime"]]
+    fig, axes = plt.subplots(1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + 0.24 * len(slots)), squeeze=False)
     for ax, o in zip(axes[0], overview):
         values = []
-        for y, row in enumerate(o["rows"]):
+        for index, row in enumerate(o["rows"]):
+            y = at_slot[index]
             for j, e in enumerate(row["entries"]):
                 marker, colour = style[(e["machine"], e["numerator"])]
                 ratio, at = e["ratio"], y + (j - (len(row["entries"]) - 1) / 2) * 0.2
@@ -294,35 +315,38 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
                     ax.plot([ratio.value], [at], marker, color=colour, mfc="white", ms=4)
                     values.append(ratio.value)
             if not row["entries"]:
-                ax.text(0.02, y, "no ratio", transform=ax.get_yaxis_transform(), fontsize=7, color="grey", va="center")
-        for b in breaks:
-            ax.axhline(b - 0.5, color="grey", lw=0.5, ls=":")
-        ax.set_ylim(len(rows) - 0.5, -0.5)
+                ax.text(0.02, y, "no ratio", transform=ax.get_yaxis_transform(), color="grey", va="center")
+        for y, slot in enumerate(slots):
+            if isinstance(slot, str) and y:
+                ax.axhline(y - 0.5, color="grey", lw=0.5, ls=":")
+        ax.set_ylim(len(slots) - 0.5, -0.5)
         ax.set_xlim(*decade_limits(values))
-        ratio_axis(ax)
+        ratio_axis(ax, stacked=True)
         ax.grid(axis="x", which="both", alpha=0.3)
         pairing = o["pairing"]
         ax.set_title(f"{pairing.numerator_name} ÷ {pairing.denominator_name}", fontsize=9)
-        ax.set_xlabel(f"{pairing.numerator_name} ESS/s ÷ {pairing.denominator_name} ESS/s")
+        ax.set_xlabel(f"{pairing.numerator_name} ESS/s ÷\n{pairing.denominator_name} ESS/s")
+        ax.set_yticks(list(at_slot.values()))
         ax.set_ylabel("model, by regime")
-        ax.set_yticks(range(len(rows)))
         if ax is axes[0][0]:
             ax.set_yticklabels([r["title"] for r in rows])
-            for first in [0, *breaks]:  # each regime named above its first model
-                regime = rows[first]["regime"]
-                ax.text(
-                    0.99,
-                    first - 0.42,
-                    regime if len(regime) <= 34 else regime[:33] + "…",
-                    transform=ax.get_yaxis_transform(),
-                    ha="right",
-                    va="top",
-                    fontsize=6.5,
-                    style="italic",
-                    color="grey",
-                )
-        else:
+            for y, slot in enumerate(slots):
+                if isinstance(slot, str):  # the regime's name in full, on a row of its own, across the panels
+                    ax.text(
+                        0.0,
+                        y,
+                        slot,
+                        transform=ax.get_yaxis_transform(),
+                        ha="left",
+                        va="center",
+                        fontsize=ANSWER_TEXT_PT,
+                        style="italic",
+                        color="#444",
+                        clip_on=False,
+                    ).set_in_layout(False)  # it runs across the panels, on a row of its own
+        else:  # its label on the right: the regimes' names run across the panels at its left
             ax.tick_params(labelleft=False)
+            ax.yaxis.set_label_position("right")
     handles = [
         Line2D([], [], ls="", marker=style[key][0], color=style[key][1], label=f"{key[1]} on {key[0]}") for key in keys
     ]
@@ -337,7 +361,7 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
             label=f"hollow: fewer than {min_blocks} blocks, no interval",
         )
     )
-    return svg(fig, title, legend_below=handles)
+    return svg(fig, title, legend_below=handles, legend_size=ANSWER_TEXT_PT)
 
 
 def history_svg(group: pd.DataFrame, colours: dict, title: str) -> str:

@@ -219,15 +219,18 @@ def paired_blocks(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
 
 
 def one_change(a: dict, b: dict) -> bool:
-    """Whether two setups are worth a comparison of their own: not two Stan setups that differ both in the program
-    and in how stanc translated it (the published program with --O1 against the expert's without: two changes at
-    once, each measured alone beside it)."""
+    """Whether two setups are worth a comparison of their own: not two Stan setups that differ in more than one of
+    the program, how stanc translated it and the front end (the published program with --O1 against the expert's
+    without; CmdStan running the expert's program against the bundled Stan running the published one: two changes
+    at once, each measured alone beside it)."""
     if a["family"] != STAN or b["family"] != STAN:
         return True
-    (expert_a, options_a), (expert_b, options_b) = (
-        (is_expert(setup.get("program", "")), stanc_options(setup.get("program", ""))) for setup in (a, b)
-    )
-    return expert_a == expert_b or options_a == options_b
+    changes = [
+        is_expert(a.get("program", "")) != is_expert(b.get("program", "")),
+        stanc_options(a.get("program", "")) != stanc_options(b.get("program", "")),
+        a.get("front_end") != b.get("front_end"),
+    ]
+    return sum(changes) <= 1
 
 
 def comparisons(runs: pd.DataFrame) -> list[dict]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from stanjax import models
 from stanjax.reports.headline import PAIRINGS, SETUP, Pairing, answerable, left_out_text, preference
-from stanjax.reports.numbers import count, interval, times
+from stanjax.reports.numbers import count, interval, speed
 from stanjax.reports.stats import MIN_BLOCKS, Ratio, block_ratios_with_geomean
 
 MEASURED, INSUFFICIENT, INVALID, NOT_MEASURED = "measured", "insufficient data", "invalid", "not measured"
@@ -138,7 +138,7 @@ def cell(every: pd.DataFrame, comparisons: list[dict], pairing: Pairing, machine
     }
     if ratio.blocks < MIN_BLOCKS:  # no interval at LEVEL: the ratio alone
         reason = f"{count(ratio.blocks)} block{'s' if ratio.blocks > 1 else ''}; {MIN_BLOCKS} needed"
-        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{times(ratio.value)}: {reason}"}
+        return {**out, "state": INSUFFICIENT, "reason": reason, "text": f"{speed(ratio.value)} so far: {reason}"}
     if size == "tiny":
         return {**out, "state": INSUFFICIENT, "reason": "tiny data", "text": f"{interval(ratio)}: tiny data"}
     return {**out, "state": MEASURED, "text": interval(ratio)}

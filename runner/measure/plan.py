@@ -203,8 +203,7 @@ def check_choices(args: Request, device: str) -> None:
 
 def stan_front_ends(stan: str, engines: list[str]) -> dict[str, list[str]]:
     """Each engine's front ends: ``--stan``'s (one, or several: "bundled,cmdstan" runs Stan's NUTS through both in
-    every block, one program two ways) for Stan's engines, resolved where "auto"; its default for the others. A
-    Stan approximation has CmdStan only, whatever ``--stan`` lists."""
+    every block) for Stan's engines, "auto" resolved; its default for the others (a Stan approximation: CmdStan)."""
     names = _names([stan]) or ["auto"]
     if len(names) > 1 and "auto" in names:
         raise UsageError(f"{option('stan', stan)}: 'auto' is one front end or the other; name them instead")

@@ -676,9 +676,9 @@ def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp
     assert {model_id: (c["state"], c["reason"]) for model_id, c in cells.items()} == {
         model_id: ("insufficient data", f"{n} block{'s' if n > 1 else ''}; 5 needed") for model_id, n in blocks.items()
     }
-    assert len(re.findall(r"×(?: slower)?: [12] blocks?; 5 needed", regime_map)) == len(paired)
+    assert len(re.findall(r"× (?:faster|slower) so far: [12] blocks?; 5 needed", regime_map)) == len(paired)
     # five_blocks adds 3 copies of block 1: a model with a valid pair in it only has 4 blocks, still too few
-    assert len(re.findall(r"×(?: slower)?: 4 blocks; 5 needed", section(five, "regime-map"))) == sum(
+    assert len(re.findall(r"× (?:faster|slower) so far: 4 blocks; 5 needed", section(five, "regime-map"))) == sum(
         n == 1 for n in blocks.values()
     )
     assert section(five, "regime-map").count("insufficient data<br>") == sum(n == 1 for n in blocks.values())
@@ -693,7 +693,7 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
         r"Stan-CPU 0 of 2 valid",
         regime_map,
     )
-    assert re.search(r"×(?: slower)?: 2 blocks; 5 needed", regime_map)
+    assert re.search(r"× (?:faster|slower) so far: 2 blocks; 5 needed", regime_map)
     # every registered model has a row, grouped under its regime's name
     for model_id in {r.model_id for r in fixture_records}:
         assert f"<code>{model_id}</code>" in regime_map
@@ -705,7 +705,7 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
     ) in box
     assert "JAX-CPU against Stan-CPU (ESS/s per model, compile excluded): not answered yet." in box
     assert re.search(
-        r"No verdict: [^<]*Radon, multilevel linear [\d.]+×(?: slower)? \(2 blocks; 5 needed; tiny "
+        r"No verdict: [^<]*Radon, multilevel linear [\d.]+× (?:faster|slower) so far \(2 blocks; 5 needed; tiny "
         r"data\)",
         box,
     ), box
@@ -1085,8 +1085,8 @@ def test_lanes_on_disjoint_cores_of_one_campaign_still_pair(tmp_path, fixture_re
 
 def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_differ():
     """Two machines with 5 blocks each at default size: one says faster, the other no clear difference. The first
-    screen's sentence names both, each with its machine, not only the first one found."""
-    from stanjax.reports.answer import answer_sentence
+    screen's sentence counts the model once, under "the machines differ", with each machine's verdict."""
+    from stanjax.reports.first_screen import answer_sentence
     from stanjax.reports.headline import PAIRINGS
     from stanjax.reports.regimes import MEASURED
 
@@ -1111,8 +1111,10 @@ def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_dif
         {"title": "GP regression", "entries": []},
     ]
     sentence = answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
-    assert "JAX-CPU faster on Logistic regression (1.26× (1.13–1.30×), epyc-2core)" in sentence
-    assert "no clear difference on Logistic regression (1.23× (1.01× slower to 1.42×), xeon-2core)" in sentence
+    assert (
+        "the machines differ on 1 model (Logistic regression: faster on epyc-2core, no clear difference on xeon-2core)"
+    ) in sentence
+    assert "JAX-CPU faster on" not in sentence and "no clear difference on Logistic" not in sentence
     assert "1.85" not in sentence and sentence.endswith("; 1 model(s) not measured.")  # the best-evidenced size only
     rows[0]["entries"][1] = entry("xeon-2core", (1.23, 1.1, 1.42), "faster")  # agreeing: one title, both machines
     assert (
@@ -1122,9 +1124,10 @@ def test_the_answer_sentence_names_every_machines_verdict_where_two_machines_dif
 
 
 def test_the_answer_sentence_summarises_a_direction_with_many_models_and_names_where_machines_differ():
-    """Fifteen models faster: the sentence gives their count and the range of ratios with each end named (it
-    stays on the first screen), and names the model the two machines disagree on; with three it lists each."""
-    from stanjax.reports.answer import SENTENCE_DETAIL, answer_sentence
+    """Fifteen models, one of which two machines disagree on: the sentence gives the other fourteen's count and
+    the range of their ratios with each end named (it stays on the first screen), and the model the machines
+    disagree on once, with each machine's verdict; with three it lists each."""
+    from stanjax.reports.first_screen import SENTENCE_DETAIL, answer_sentence
     from stanjax.reports.headline import PAIRINGS
     from stanjax.reports.regimes import MEASURED
 
@@ -1143,9 +1146,12 @@ def test_the_answer_sentence_summarises_a_direction_with_many_models_and_names_w
     ]
     rows[3]["entries"].append(entry("xeon-2core", (1.1, 0.9, 1.3), "no clear difference"))
     sentence = answer_sentence(PAIRINGS[1], rows, pd.DataFrame())
-    assert "JAX-CPU faster on 15 models, from 1.50× (Model 0, epyc-2core) to 15.5× (Model 14, epyc-2core)" in sentence
-    assert "no clear difference on Model 3 (1.10× (1.11× slower to 1.30×), xeon-2core)" in sentence
-    assert "The machines differ on Model 3." in sentence and "Model 7" not in sentence
+    # 14 faster; Model 3 counted once, apart: 15 models, 15 counted
+    assert "JAX-CPU faster on 14 models, from 1.50× (Model 0, epyc-2core) to 15.5× (Model 14, epyc-2core)" in sentence
+    assert (
+        "the machines differ on 1 model (Model 3: faster on epyc-2core, no clear difference on xeon-2core)" in sentence
+    )
+    assert "Model 7" not in sentence
     few = answer_sentence(PAIRINGS[1], rows[:SENTENCE_DETAIL], pd.DataFrame())
     assert "Model 1 (2.50× (2.20–2.90×), epyc-2core)" in few and "differ" not in few and "figure" not in few
 

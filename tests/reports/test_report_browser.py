@@ -1,8 +1,10 @@
 """The report in a real browser, as a reader opens it: headless Chromium (Debian's ``chromium`` +
 ``chromium-driver``, which ``make test`` installs when missing) loads its pages with no resource fetched, no failed
 load and no console error; every figure is drawn, titled, with labelled axes. At 1400 and 800 px the page never
-scrolls sideways and its first screen holds what a reader needs first: the sentence answering the GPU question
-and the title of the figure that answers it; its text prints no missing value (nan, None, inf) and no ratio
+scrolls sideways and its first screen opens with what a reader needs first: the regime summary (when is which
+faster, per regime), which ends within two screens, then the sentence answering the GPU question; the figure
+follows, every text of that figure at 11 px or more, whole (never cut with
+"…"), inside the figure and over no other text; its text prints no missing value (nan, None, inf) and no ratio
 below 1 (a slower ratio reads "35× slower"). These run on the committed rendering of results/ too (what readers
 open), whose index stays under 300 KB. Screenshots of the first screen: out/artifacts/report-1400.png and
 report-800.png (the committed report), fixture-report-1400.png and fixture-report-800.png; out/artifacts/report.png
@@ -30,9 +32,22 @@ PAGE_LIMIT = 300_000  # bytes of the committed index: it opens at once
 FIRST_SCREEN = """
 const box = sel => { const e = document.querySelector(sel); if (!e) return null;
                      const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
-return {sentence: box('#jax-gpu-vs-stan-cpu-answer'), title: box('#answer-figure [id="figure-title"]'),
-        height: window.innerHeight, text: document.body.innerText};
+return {sentence: box('#jax-gpu-vs-stan-cpu-answer'), summary: box('#regime-summary'),
+        title: box('#answer-figure [id="figure-title"]'), height: window.innerHeight, text: document.body.innerText};
 """
+# Every text of the first screen's figure: its words, its drawn size in px (font size in the SVG's units times the
+# SVG's scale on screen), whether it lies inside the figure, and inside any other text of it (overlap).
+ANSWER_TEXTS = """
+const svg = document.querySelector('#answer-figure svg'), box = svg.getBoundingClientRect();
+const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+const rects = texts.map(t => t.getBoundingClientRect());
+const within = (r, b) => r.left >= b.left - 1 && r.right <= b.right + 1 && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+const cross = (r, b) => r.left < b.right - 1 && b.left < r.right - 1 && r.top < b.bottom - 1 && b.top < r.bottom - 1;
+return texts.map((t, i) => { const m = t.getScreenCTM();
+  return {text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+          inside: within(rects[i], box), overlaps: rects.some((r, j) => j !== i && cross(rects[i], r))}; });
+"""
+MIN_TEXT_PX = 11
 MISSING_VALUE = re.compile(r"\b(nan|NaN|None|inf)\b")
 RATIO_BELOW_ONE = re.compile(r"(?<![\d.,])0\.\d+×")  # "0.0283×": a ratio below 1 written as such
 
@@ -108,7 +123,7 @@ return [...document.querySelectorAll('figure svg')].map(svg => ({
     [
         ("index.html", "stanjax report", 1),
         ("pairings.html", "stanjax report: all pairings", 0),
-        ("forests.html", "stanjax report: forest plots", 1),
+        ("forests.html", "stanjax report: forest plots", 0),
         ("figures.html", "stanjax report: figures", 1),
         ("studies.html", "stanjax report: scaling studies", 3),
     ],
@@ -156,12 +171,14 @@ def test_no_sideways_scroll_and_the_answer_on_the_first_screen(browser, page, wh
     )
     assert scroll_width <= client_width, f"the page scrolls sideways at {width} px: {scroll_width} > {client_width}"
     first = browser.execute_script(FIRST_SCREEN)
-    for what in ("sentence", "title"):
-        assert first[what] and 0 <= first[what][0] and first[what][1] <= first["height"], (
-            f"the GPU answer's {what} is not on the first screen at {width} px: {first[what]}"
-        )
+    sentence, summary, height = first["sentence"], first["summary"], first["height"]
+    assert summary and 0 <= summary[0] < height / 2, f"the regime summary starts at {width} px: {summary}"
+    assert summary[1] <= 2 * height, f"the regime summary ends within two screens at {width} px: {summary}"
+    assert sentence and summary[1] <= sentence[0], f"the GPU answer follows the summary: {sentence}"
+    assert first["title"] and first["title"][0] > sentence[1]  # the figure follows them
     assert not MISSING_VALUE.search(first["text"]), MISSING_VALUE.search(first["text"])
     assert not RATIO_BELOW_ONE.search(first["text"]), RATIO_BELOW_ONE.search(first["text"])
+    assert not unreadable(browser.execute_script(ANSWER_TEXTS)), f"at {width} px"
     if which == "committed":
         assert COMMITTED.stat().st_size <= PAGE_LIMIT, f"{COMMITTED}: {COMMITTED.stat().st_size:,} bytes"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -169,18 +186,43 @@ def test_no_sideways_scroll_and_the_answer_on_the_first_screen(browser, page, wh
     assert browser.save_screenshot(str(ARTIFACTS / name))
 
 
+def unreadable(texts: list[dict]) -> list[str]:
+    """What is wrong with the first screen's figure's texts: one under MIN_TEXT_PX, cut ("…"), outside the
+    figure, or over another text."""
+    return [
+        f"{t['text']!r}: {why}"
+        for t in texts
+        for why, wrong in (
+            (f"{t['px']:.1f} px", t["px"] < MIN_TEXT_PX),
+            ("cut", t["text"].endswith("…")),
+            ("outside the figure", not t["inside"]),
+            ("over another text", t["overlaps"]),
+        )
+        if wrong
+    ]
+
+
 def test_the_first_screen_check_sees_an_answer_pushed_down_a_nan_and_a_ratio_below_one(browser, page, tmp_path):
-    """Planted: a tall block before the answer, a "nan" and a "0.0283×" in the text: each check sees its fault."""
+    """Planted: a tall block before the answer, a "nan" and a "0.0283×" in the text, and in the answer's figure a
+    text drawn small, cut, outside the figure and over another: each check sees its fault."""
     html = page.read_text().replace(
         '<section id="answer"', '<div style="height: 2000px">0.0283× nan</div><section id="answer"', 1
     )
+    planted_texts = '<text x="-40" y="12" style="font-size: 4px">a regime a…</text><text x="-40" y="12">over</text>'
+    figure = html.index("<svg", html.index('<figure id="answer-figure">'))
+    start = html.index(">", figure) + 1
+    html = html[:start] + planted_texts + html[start:]
     planted = page.parent / "planted.html"
     planted.write_text(html)
     browser.set_window_size(1400, SCREEN_HEIGHT)
     load(browser, planted)
     first = browser.execute_script(FIRST_SCREEN)
-    assert first["sentence"][1] > first["height"] and first["title"][1] > first["height"]
+    assert first["summary"][0] > first["height"] / 2
     assert MISSING_VALUE.search(first["text"]) and RATIO_BELOW_ONE.search(first["text"])
+    found = unreadable(browser.execute_script(ANSWER_TEXTS))
+    assert {"'a regime a…': cut", "'a regime a…': outside the figure", "'over': over another text"} <= set(found)
+    assert any(line.startswith("'a regime a…': ") and line.endswith(" px") for line in found), found
+    assert not any(line.startswith(("'JAX", "'NumPyro", "'Stan")) for line in found), found  # only the planted
 
 
 def test_the_check_sees_a_failed_load_a_console_error_and_sideways_scroll(browser, tmp_path):

@@ -214,7 +214,7 @@ def test_an_svgs_repeated_styles_are_classes_defined_once_in_it():
     assert shared.count("fill: none") == 1 and 'style="x"' in shared and len(shared) < len(inline) + 40
 
 
-def test_two_stan_setups_that_differ_in_program_and_in_translation_get_no_comparison_of_their_own():
+def test_two_stan_setups_that_differ_in_two_of_program_translation_and_front_end_get_no_comparison():
     from stanjax.reports.headline import one_change
 
     stan = {"family": "stan"}
@@ -223,3 +223,6 @@ def test_two_stan_setups_that_differ_in_program_and_in_translation_get_no_compar
     assert one_change(o1, expert_o1)
     assert not one_change(published, expert_o1) and not one_change(o1, expert)
     assert one_change({"family": "jax", "program": ""}, expert_o1)  # NumPyro against any Stan program
+    cmdstan = {**published, "front_end": "cmdstan"}
+    published, expert = {**published, "front_end": "bundled"}, {**expert, "front_end": "bundled"}
+    assert one_change(cmdstan, published) and not one_change(cmdstan, expert)  # front end and program: two

@@ -1,0 +1,114 @@
+"""The first screen's words from made-up regime-map rows: counts per model (a model whose machines disagree is
+counted once, with each machine's verdict named), a model neither side sampled validly as its own verdict with
+its failed gates, ratios without a verdict with their direction so far, and the regime summary's lines."""
+
+import pandas as pd
+
+from stanjax.reports.first_screen import answer_sentence, regime_summary
+from stanjax.reports.headline import PAIRINGS
+from stanjax.reports.stats import Ratio
+
+CPU = next(p for p in PAIRINGS if p.numerator_name == "JAX-CPU")
+
+
+def entry(machine: str, value: float, blocks: int = 5, to_result: float | None = 1.5) -> dict:
+    low, high = value * 0.9, value * 1.1
+    state = "measured" if blocks >= 5 else "insufficient data"
+    direction = "faster" if low > 1 else "slower" if high < 1 else "no clear difference"
+    return {
+        "machine": machine,
+        "size": "default",
+        "state": state,
+        "direction": direction,
+        "ratio": Ratio(value, low, high, blocks),
+        "reason": f"{blocks} blocks; 5 needed",
+        "to_result": {"ratio": to_result},
+    }
+
+
+def row(title: str, regime: str, *entries: dict, why: str = "") -> dict:
+    return {"model_id": title, "title": title, "regime": regime, "entries": list(entries), "why": why}
+
+
+INVALID_WHY = (
+    "invalid: NumPyro-CPU 0 of 3 valid (failed: ess, reference, rhat); Stan-CPU 0 of 3 valid (failed: ess, "
+    "reference, rhat) (epyc-2core, default size)"
+)
+ROWS = [
+    row("Dogs", "published recursion", entry("epyc", 15.4), entry("xeon", 12.0)),
+    row("Arma", "published recursion", entry("epyc", 5.1)),
+    row("Covtype", "data-parallel", entry("epyc", 1.26, to_result=0.93), entry("xeon", 1.0)),
+    row("Eight schools", "tiny model", entry("h200", 2.7, blocks=1)),
+    row("Funnel", "a funnel", why=INVALID_WHY),
+    row("Lotka", "ODE", why="no JAX-CPU and Stan-CPU runs of it in a campaign"),
+]
+
+
+def test_the_sentence_counts_each_model_once():
+    sentence = answer_sentence(CPU, ROWS, pd.DataFrame())
+    assert "JAX-CPU faster on Dogs (15.4× (13.9–16.9×), epyc; 12.0× (10.8–13.2×), xeon), Arma" in sentence
+    # covtype: faster on one machine, no clear difference on the other: once, under "the machines differ"
+    assert "the machines differ on 1 model (Covtype: faster on epyc, no clear difference on xeon)" in sentence
+    assert "Covtype (" not in sentence.split("the machines differ")[0]
+    assert "insufficient data on Eight schools (2.70× faster so far, 1 block; 5 needed)" in sentence
+    assert "neither side valid on 1 model (Funnel: failed ess, reference, rhat)" in sentence
+    assert sentence.endswith("; 1 model(s) not measured.")  # Lotka alone: the funnel is a finding, not a gap
+
+
+def test_the_regime_summary_says_in_a_line_what_each_regime_shows():
+    summary = {r["regime"]: r for r in regime_summary([{"pairing": CPU, "rows": ROWS}])}
+    assert list(summary) == ["published recursion", "data-parallel", "tiny model", "a funnel", "ODE"]
+    assert summary["published recursion"]["models"] == 2
+    cells = {regime: r["cells"][0] for regime, r in summary.items()}
+    assert cells["published recursion"] == {  # Dogs counted once, at its first (best-evidenced) entry
+        "verdict": "faster",
+        "text": "faster on 2 (5.10–15.4×); time to 1,000 ESS 1.50× [epyc]",
+    }
+    assert cells["data-parallel"] == {"verdict": "mixed", "text": "machines differ on Covtype"}
+    assert cells["tiny model"] == {
+        "verdict": "insufficient data",
+        "text": "Eight schools: 2.70× faster so far (1 block; 5 needed, h200)",
+    }
+    assert cells["a funnel"] == {
+        "verdict": "invalid",
+        "text": "neither side valid: Funnel (failed ess, reference, rhat)",
+    }
+    assert cells["ODE"] == {"verdict": "not-measured", "text": "not measured: 1"}
+
+
+def test_a_ratio_over_the_bundled_stan_says_where_cmdstan_sampled_faster():
+    """Where CmdStan sampled a program more than 10 % faster than the bundled Stan on a machine (of any
+    fingerprint under its name), the ratios over the bundled Stan on that model say so, with an estimate labelled
+    as one; 10 % or less, or another model, says nothing."""
+    from stanjax.reports.answer import front_end_gaps, gap_note
+
+    def side(front_end: str, program: str = "") -> dict:
+        return {"engine": "stan", "front_end": front_end, "program": program}
+
+    comparison = {
+        "machine": "epyc-2core-cb44675b",
+        "size": "default",
+        "numerator": "CmdStan-CPU",
+        "denominator": "Stan-CPU",
+        "numerator_setup": side("cmdstan"),
+        "denominator_setup": side("bundled"),
+        "models": [
+            {"model_id": "Dogs", "warm": Ratio(1.6, 1.4, 1.8, 5)},
+            {"model_id": "Arma", "warm": Ratio(1.05, 0.9, 1.2, 5)},
+            {"model_id": "Hmm", "warm": Ratio(1.24, 0.9, 1.3, 5)},  # its interval holds 1
+        ],
+    }
+    two_changes = {**comparison, "numerator_setup": side("cmdstan", "expert"), "numerator": "CmdStan-CPU-expert"}
+    assert front_end_gaps([two_changes]) == {}  # another program too: not the front end's gap
+    gaps = front_end_gaps([comparison])
+    assert list(gaps) == [("epyc-2core", "default", "Dogs", "Stan-CPU")]
+    cell = {"machine": "epyc-2core", "size": "default", "model_id": "Dogs", "denominator": "Stan-CPU"}
+    cell["ratio"] = Ratio(16.0, 12, 19, 5)
+    assert gap_note(gaps, cell) == (
+        "Stan-CPU is the bundled Stan: CmdStan-CPU sampled this program 1.60× faster (1.40–1.80×) in ESS/s on "
+        "epyc-2core-cb44675b; over CmdStan this ratio would be about 10.0× (estimated: the two medians divided, "
+        "not measured in one block)"
+    )
+    assert gap_note(gaps, {**cell, "model_id": "Arma"}) == ""
+    assert gap_note(gaps, {**cell, "size": "small"}) == ""  # measured at the default size only
+    assert gap_note(gaps, {**cell, "denominator": "Stan-CPU-expert"}) == ""  # another program: its own pairing
