@@ -34,8 +34,8 @@ def pack(isa: str, programs: list[str]) -> int:
     from stanjax import models
     from stanjax.runner.commands.compile import model_command
     from stanjax.runner.core import environment
-    from stanjax.runner.core import isa as isas
-    from stanjax.runner.engines.stan_bundled import HttpstanBackend, services_path
+    from stanjax.runner.engines import stan_build
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
     from stanjax.runner.measure.jobs import WORKER_PYTHON
 
     if Path(sys.executable) != Path(WORKER_PYTHON):
@@ -46,10 +46,12 @@ def pack(isa: str, programs: list[str]) -> int:
         if chosen:  # threads > 1: the reduce_sum program, as a run with threads builds it
             subprocess.run(model_command(*chosen, isa=isa, threads=2 if threaded else 1), check=True)
     CARRIED.mkdir(exist_ok=True)
-    flags = isas.stan_flags(isa)
+    flags = stan_build.flags(isa)
     compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    shutil.copy(services_path(flags) / "stan_services.o", CARRIED / f"stan_services.{isa}.o")
-    subprocess.run(["strip", "--strip-debug", CARRIED / f"stan_services.{isa}.o"], check=True)
+    for threads in {threaded for _, threaded in wanted}:  # a threaded program's module, its services object alike
+        services = CARRIED / f"stan_services.{isa}{'.threaded' if threads else ''}.o"
+        shutil.copy(stan_build.services_path(flags, threads) / "stan_services.o", services)
+        subprocess.run(["strip", "--strip-debug", services], check=True)
     index = json.loads((CARRIED / "index.json").read_text()) if (CARRIED / "index.json").exists() else {}
     for model_id, threaded in wanted:
         spec = models.get(model_id)
@@ -64,6 +66,7 @@ def pack(isa: str, programs: list[str]) -> int:
             "model_id": model_id,
             "isa": isa,
             "flags": flags,
+            "threads": threaded,
             "built_as": name,
             "built_on": environment.machine().slug,
             "compiler": compiler,
@@ -80,19 +83,19 @@ def install() -> int:
     import httpstan.cache
     import httpstan.models
 
-    from stanjax.runner.engines.stan_bundled import CARRIED_MARK, services_path
+    from stanjax.runner.engines.stan_build import CARRIED_MARK, services_path
 
     package = Path(httpstan.models.__file__).parent.resolve()
     index = json.loads((CARRIED / "index.json").read_text())
-    for isa, flags in {(entry["isa"], entry["flags"]) for entry in index.values()}:
-        folder = services_path(flags)
+    for isa, flags, threads in {(entry["isa"], entry["flags"], entry["threads"]) for entry in index.values()}:
+        folder = services_path(flags, threads)
         folder.mkdir(parents=True, exist_ok=True)
         for part in ("include", "lib"):
             link = folder / part
             if link.is_symlink() or link.exists():
                 link.unlink()
             link.symlink_to(package / part)
-        shutil.copy(CARRIED / f"stan_services.{isa}.o", folder / "stan_services.o")
+        shutil.copy(CARRIED / f"stan_services.{isa}{'.threaded' if threads else ''}.o", folder / "stan_services.o")
     suffix = next(s for s in EXTENSION_SUFFIXES if s.startswith(".cpython"))
     for stem, entry in index.items():
         code = (CARRIED / f"{stem}.stan").read_text()

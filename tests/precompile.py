@@ -10,8 +10,9 @@ then find every program in the cache and compile nothing. One line per program c
 every program is in the cache already); the compilers' messages go to ``--log``.
 
 Most of a Stan compile is parsing Stan's headers, the same for every program, so (as CmdStan does by default with
-g++) Stan's model header is compiled once into a precompiled header under ``out/pch/``, which each program's compile
-then reads (``-include``), without debug information (``-g0``: the tests never debug a module). Neither changes
+g++) Stan's model header is compiled once into a precompiled header under ``out/pch/`` (twice, at once: with
+STAN_THREADS for the programs that run threads, without for the rest), which each program's compile then reads
+(``-include``), without debug information (``-g0``: the tests never debug a module). Neither changes
 the code the compiler generates; a header the compiler refuses (other flags, e.g. the x86-64-v2 build) is said on
 the program's line.
 
@@ -32,15 +33,14 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.commands.compile import compile_each
-from stanjax.runner.core import isa
-from stanjax.runner.engines.stan_bundled import HTTPSTAN_MACROS, HttpstanBackend, services_folder
+from stanjax.runner.engines import stan_build
+from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.measure.jobs import WORKER_PYTHON
 
 PCH_ROOT = ROOT / "out" / "pch"
-# httpstan's macros and its default extra arguments for a model's module (httpstan/models.py,
-# build_services_extension_module): the precompiled header must be built with the same ones to be used.
-MACRO_ARGS = [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in HTTPSTAN_MACROS]
-HTTPSTAN_ARGS = HttpstanBackend.HTTPSTAN_ARGS.split()
+# httpstan's default extra arguments for a model's module (httpstan/models.py, build_services_extension_module):
+# the precompiled header must be built with the same ones, and the same macros (``macro_args``), to be used.
+HTTPSTAN_ARGS = stan_build.HTTPSTAN_ARGS.split()
 NO_DEBUG_INFO = "-g0"
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
@@ -76,10 +76,20 @@ def all_cached() -> bool:
     )
 
 
-def header_command(header: Path) -> list[str]:
+def threads(path: Path) -> bool:
+    """Whether the bundled Stan builds the program with STAN_THREADS (its precompiled header must be too)."""
+    return stan_build.uses_threads(path.read_text())
+
+
+def macro_args(with_threads: bool) -> list[str]:
+    """The bundled Stan's macros for a build with or without STAN_THREADS, as compiler arguments."""
+    return [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in stan_build.macros(with_threads)]
+
+
+def header_command(header: Path, with_threads: bool) -> list[str]:
     """The command that precompiles ``header``: the C++ compiler and flags setuptools gives httpstan's build
-    (Python's own, with ``-g0`` and the host ISA's flags appended as the programs' compiles get them), httpstan's
-    macros and arguments."""
+    (Python's own, with ``-g0`` and the bundled build's flags for the host appended as the programs' compiles get
+    them), the build's macros and httpstan's arguments."""
     import httpstan
     from setuptools._distutils.ccompiler import new_compiler
     from setuptools._distutils.sysconfig import customize_compiler, get_python_inc
@@ -90,8 +100,8 @@ def header_command(header: Path) -> list[str]:
     return [
         *compiler.compiler_so_cxx,
         NO_DEBUG_INFO,
-        isa.stan_flags("native"),
-        *MACRO_ARGS,
+        *stan_build.flags("native").split(),
+        *macro_args(with_threads),
         *includes,
         *HTTPSTAN_ARGS,
         "-x",
@@ -102,31 +112,54 @@ def header_command(header: Path) -> list[str]:
     ]
 
 
-def precompiled_header() -> Path | None:
-    """Stan's model header, precompiled under ``out/pch/<key>/`` (key: the compile command and the compiler's
-    version), built once and reused; other keys' headers (~0.8 GB each) are removed. None if it fails to build."""
-    probe = header_command(Path("stan_model_header.hpp"))
+def precompiled_header(with_threads: bool) -> tuple[Path, subprocess.Popen] | Path:
+    """Stan's model header for builds with or without STAN_THREADS, precompiled under ``out/pch/<key>/`` (key: the
+    compile command and the compiler's version), built once and reused: its path, with the compiler still running
+    where it is being built (``header_ready`` waits for it)."""
+    probe = header_command(Path("stan_model_header.hpp"), with_threads)
     compiler_version = subprocess.run([probe[0], "--version"], capture_output=True, text=True).stdout
     key = hashlib.sha256("\n".join([*probe, compiler_version]).encode()).hexdigest()[:12]
     header = PCH_ROOT / key / "stan_model_header.hpp"
     if Path(f"{header}.gch").exists():
         print(f"precompiled header: reused {header}.gch", flush=True)
         return header
-    shutil.rmtree(PCH_ROOT, ignore_errors=True)
+    shutil.rmtree(header.parent, ignore_errors=True)
     header.parent.mkdir(parents=True)
     header.write_text("#include <stan/model/model_header.hpp>\n")
-    start = time.perf_counter()
-    done = subprocess.run(header_command(header), capture_output=True, text=True)
-    if done.returncode != 0:
-        shutil.rmtree(PCH_ROOT, ignore_errors=True)
+    command = header_command(header, with_threads)
+    return header, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def header_ready(building: tuple[Path, subprocess.Popen] | Path, start: float) -> Path | None:
+    """The precompiled header once built, or None where it failed (its programs compile without it)."""
+    if isinstance(building, Path):
+        return building
+    header, compiler = building
+    output = compiler.communicate()[0]
+    if compiler.returncode != 0:
+        shutil.rmtree(header.parent, ignore_errors=True)
         print(
-            f"precompiled header: failed (exit {done.returncode}), programs compile without it:\n{done.stderr[-2000:]}",
+            f"precompiled header: failed (exit {compiler.returncode}), programs compile without it:\n{output[-2000:]}",
             file=sys.stderr,
             flush=True,
         )
         return None
     print(f"precompiled header: built in {time.perf_counter() - start:.0f} s", flush=True)
     return header
+
+
+def headers() -> dict[bool, Path | None]:
+    """Per STAN_THREADS or not, as the programs need, Stan's model header precompiled (both at once); the headers of
+    other keys (~0.8 GB each) are removed."""
+    start = time.perf_counter()
+    wanted = sorted({threads(path) for path, _, _ in programs().values()})
+    building = {with_threads: precompiled_header(with_threads) for with_threads in wanted}
+    ready = {with_threads: header_ready(being_built, start) for with_threads, being_built in building.items()}
+    kept = {header.parent for header in ready.values() if header}
+    for folder in PCH_ROOT.iterdir():
+        if folder not in kept:
+            shutil.rmtree(folder, ignore_errors=True)
+    return ready
 
 
 def unused_header(compiler_output: str) -> str | None:
@@ -137,12 +170,15 @@ def unused_header(compiler_output: str) -> str | None:
     return None
 
 
-def build(label: str) -> int:
-    """Compile one program as the bundled Stan engine does (what the pool runs in each process); print the
-    compiler's and stanc's messages, then one line."""
+def build(label: str, header: str | None) -> int:
+    """Compile one program as the bundled Stan engine does (what the pool runs in each process), reading the
+    precompiled ``header`` where given; print the compiler's and stanc's messages, then one line."""
     import httpstan.cache
 
     path, program_isa, options = programs()[label]
+    if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command
+        extra = f"{NO_DEBUG_INFO} -Winvalid-pch -include {header}"
+        os.environ["CPPFLAGS"] = f"{os.environ['CPPFLAGS']} {extra}" if os.environ.get("CPPFLAGS") else extra
     try:
         handle = HttpstanBackend().compile(path, program_isa, options)
     except RuntimeError as err:
@@ -162,14 +198,19 @@ def build(label: str) -> int:
     return 0
 
 
+def header_argument(header: Path | None) -> list[str]:
+    return ["--header", str(header)] if header else []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.precompile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", "-j", type=int, default=2, help="programs compiled at once (default: 2)")
     parser.add_argument("--log", type=Path, help="file for the compilers' output (default: the terminal)")
     parser.add_argument("--one", metavar="LABEL", help=argparse.SUPPRESS)  # one program, in this process
+    parser.add_argument("--header", help=argparse.SUPPRESS)  # the precompiled header --one reads
     args = parser.parse_args(argv)
     if args.one:
-        return build(args.one)
+        return build(args.one, args.header)
     if args.log:
         args.log.parent.mkdir(parents=True, exist_ok=True)
         args.log.write_text("")
@@ -177,13 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     if all_cached():  # one process per program only to say "cached" took ~20 s
         print(f"precompile: {len(programs())} Stan programs in httpstan's cache already, none compiled", flush=True)
         return 0
-    for program_isa in sorted({program_isa for _, program_isa, _ in programs().values()}):
-        services_folder(isa.stan_flags(program_isa))  # once per ISA, before the programs that link it
-    header = precompiled_header()
-    if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command
-        extra = f"{NO_DEBUG_INFO} -Winvalid-pch -include {header}"
-        os.environ["CPPFLAGS"] = f"{os.environ['CPPFLAGS']} {extra}" if os.environ.get("CPPFLAGS") else extra
-    tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in programs()]
+    found = programs()
+    for build_isa, with_threads in sorted({(program_isa, threads(path)) for path, program_isa, _ in found.values()}):
+        stan_build.services_folder(stan_build.flags(build_isa), with_threads)  # before the programs that link it
+    header = headers()
+    tasks = [
+        (label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label, *header_argument(header[threads(path)])])
+        for label, (path, _, _) in found.items()
+    ]
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""
     outcome = "ready" if code == 0 else "NOT ALL compiled"

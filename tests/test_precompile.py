@@ -1,5 +1,8 @@
 """The test build's precompiled header: built with httpstan's flags, and a refusal by the compiler is seen."""
 
+import pytest
+
+from stanjax.runner.engines import stan_build
 from tests import precompile
 
 # What GCC 12 printed (-Winvalid-pch) for a header built with -DNDEBUG, used by a compile without it.
@@ -14,9 +17,11 @@ def test_a_refused_header_is_seen_with_its_reason():
     assert precompile.unused_header("model.cpp:6:25: warning: 'x' is used uninitialized\n") is None
 
 
-def test_the_header_is_built_with_httpstans_macros_and_arguments(tmp_path):
-    command = precompile.header_command(tmp_path / "h.hpp")
-    assert set(precompile.MACRO_ARGS + precompile.HTTPSTAN_ARGS) <= set(command)
+@pytest.mark.parametrize("with_threads", [False, True])
+def test_the_header_is_built_with_the_builds_macros_and_arguments(tmp_path, with_threads):
+    command = precompile.header_command(tmp_path / "h.hpp", with_threads)
+    assert set(precompile.macro_args(with_threads) + precompile.HTTPSTAN_ARGS) <= set(command)
+    assert ("-DSTAN_THREADS" in command) == with_threads and "-fvisibility=hidden" in command
     assert command[-5:] == ["-x", "c++-header", str(tmp_path / "h.hpp"), "-o", f"{tmp_path / 'h.hpp'}.gch"]
     assert "-fPIC" in command and precompile.NO_DEBUG_INFO in command  # Python's flags for a module, no debug info
 
@@ -29,7 +34,7 @@ def test_the_macros_and_arguments_are_httpstans_own():
     import httpstan.models
 
     source = inspect.getsource(httpstan.models.build_services_extension_module)
-    for name, value in precompile.HTTPSTAN_MACROS:  # the bundled Stan engine's copy, also its services build's
+    for name, value in stan_build.HTTPSTAN_MACROS:  # the bundled Stan engine's copy, also its services build's
         assert (f'("{name}", "{value}")' if value else f'("{name}", None)') in source, name
     for argument in precompile.HTTPSTAN_ARGS:
         assert f'"{argument}"' in source, argument

@@ -6,8 +6,6 @@ own forked process, reading the chains' sockets itself; what the chains send is 
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import multiprocessing
 import os
 import select
@@ -23,6 +21,7 @@ from stanjax.models import UsageError
 from stanjax.runner.core import isa as isas
 from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
+from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_output import (
     _parse_elapsed,
     _stan_errors,
@@ -42,14 +41,12 @@ class HttpstanBackend:
     to a Unix socket. pystan drives that call through an in-process HTTP server that polls progress, compresses
     every message and runs at most one chain per core: on 2 cores that cost 1.3-1.5x CmdStan's wall time. Here the
     same call with the same arguments (so the same draws, tested against pystan) runs every chain at once in its
-    own forked process, as cmdstanpy does, and one blocking ``select`` reads the sockets.
+    own forked process, as cmdstanpy does, and one ``select`` reads the sockets, in batches (``BATCH_WAIT_S``).
     """
 
     FUNCTION = "hmc_nuts_diag_e_adapt"
-    # httpstan's own compile arguments for a model's module (httpstan/models.py), after setuptools' flags.
-    HTTPSTAN_ARGS = "-O3 -std=c++17 -Wno-sign-compare"
 
-    def info(self, isa: str = "native") -> dict:
+    def info(self, isa: str = "native", threads: bool = False) -> dict:
         import httpstan
 
         return {
@@ -57,7 +54,8 @@ class HttpstanBackend:
             "pystan": metadata.version("pystan"),
             "httpstan": httpstan.__version__,
             "stan_version": _httpstan_stan_version(),
-            "compile_flags": f"{isas.stan_flags(isa)} (CPPFLAGS) {self.HTTPSTAN_ARGS} (httpstan's)",
+            "compile_flags": f"{stan_build.flags(isa)} (CPPFLAGS) {stan_build.HTTPSTAN_ARGS} (httpstan's)",
+            "stan_threads": threads,
             **isas.info(isa),
             "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
@@ -65,18 +63,20 @@ class HttpstanBackend:
 
     @staticmethod
     def program_code(stan_file: Path, isa: str, stanc_options: tuple[str, ...] = ()) -> str:
-        """The program text httpstan builds for ``isa``: the program with a comment naming the flags (and stanc's
-        options, where any) appended. httpstan's cache key (``calculate_model_name``) hashes the text, not the
-        flags, so the comment makes each build of a program its own cache entry. ``stan.build`` of this text,
-        once ``compile`` has built it, finds the same module in the cache."""
+        """The program text httpstan builds for ``isa``: the program with a comment naming the build (flags, whether
+        STAN_THREADS: ``stan_build``) and stanc's options, where any, appended. httpstan's cache key
+        (``calculate_model_name``) hashes the text, not the flags, so the comment makes each build of a program its
+        own cache entry. ``stan.build`` of this text, once ``compile`` has built it, finds the same module in the
+        cache."""
+        text = stan_file.read_text()
         translated = f", translated with stanc {' '.join(stanc_options)}" if stanc_options else ""
-        built = f"built with {isas.stan_flags(isa)}, its stan_services.o too{translated}"
-        return f"{stan_file.read_text()}\n// stanjax: {built}\n"
+        built = stan_build.described(isa, stan_build.uses_threads(text))
+        return f"{text}\n// stanjax: built with {built}, its stan_services.o too{translated}\n"
 
     def compile(self, stan_file: Path, isa: str = "native", stanc_options: tuple[str, ...] = ()):
-        """Build through pystan's in-process httpstan, with the ISA's flags appended to CPPFLAGS meanwhile
-        (``_appended_cppflags``) and stanc's options where any (``translated_with``); its model cache is keyed by
-        ``program_code``. A module already in the cache is loaded as httpstan's server would load it, without
+        """Build through pystan's in-process httpstan as ``stan_build`` says (the ISA's flags, STAN_THREADS only for
+        programs that run threads) and with stanc's options where any (``translated_with``); its model cache is
+        keyed by ``program_code``. A module already in the cache is loaded as httpstan's server would load it, without
         starting the server (half a second of imports)."""
         import httpstan.cache
         import httpstan.models
@@ -104,8 +104,8 @@ class HttpstanBackend:
                 raise RuntimeError(f"{stan_file.name} failed to compile: {message}")
 
         start = time.perf_counter()
-        flags = isas.stan_flags(isa)
-        with _appended_cppflags(flags), _services_built_with(flags), translated_with(stanc_options):
+        threads = stan_build.uses_threads(stan_file.read_text())
+        with stan_build.built_as(isa, threads), translated_with(stanc_options):
             if not (cached and _loads(name)):
                 import asyncio
 
@@ -114,10 +114,11 @@ class HttpstanBackend:
             "model_name": name,
             "program_code": code,
             "isa": isa,
+            "stan_threads": threads,
             "stanc_options": stanc_options,
             "compile_s": time.perf_counter() - start,
             "cached": cached,
-            "carried": carried_from(name),
+            "carried": stan_build.carried_from(name),
         }
 
     def sample(self, handle, data: dict, config: RunConfig, seed: int, threads: int = 1) -> SampleResult:
@@ -139,7 +140,7 @@ class HttpstanBackend:
         )
         per_chain = [_parse_elapsed(output) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
-        info = {**self.info(handle["isa"]), "stanc_options": " ".join(handle["stanc_options"])}
+        info = {**self.info(handle["isa"], handle["stan_threads"]), "stanc_options": " ".join(handle["stanc_options"])}
         if handle.get("carried"):
             info["module"] = handle["carried"]
         if threads > 1:
@@ -163,106 +164,6 @@ def _error_message(resp) -> str:
         return resp.json()["message"]
     except ValueError:  # a plain-text 500
         return resp.content.decode(errors="replace").strip()
-
-
-CARRIED_MARK = "carried: "
-
-
-def carried_from(model_name: str) -> str | None:
-    """What the cache says of a module built on another machine and filed here by ``docker/gpu-stan-carried.py``
-    (its compiler log holds that note instead of a compiler's output), or None for a module built here: a record
-    should say when its Stan was not built by this machine's compiler."""
-    import httpstan.cache
-
-    log = httpstan.cache.model_directory(model_name) / "stderr.log"
-    text = log.read_text(errors="replace") if log.exists() else ""
-    return text.strip() if text.startswith(CARRIED_MARK) else None
-
-
-@contextlib.contextmanager
-def _appended_cppflags(flags: str):
-    """CPPFLAGS with ``flags`` appended, restored after: httpstan builds in this process (pystan's server runs
-    in it), and setuptools adds CPPFLAGS to its compile command (CFLAGS and CXXFLAGS would replace Python's
-    flags instead). httpstan has no argument for extra flags on that route."""
-    before = os.environ.get("CPPFLAGS")
-    os.environ["CPPFLAGS"] = f"{before} {flags}" if before else flags
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["CPPFLAGS"]
-        else:
-            os.environ["CPPFLAGS"] = before
-
-
-# httpstan's macros for Stan code (httpstan/models.py), for its services object as for a model.
-HTTPSTAN_MACROS = [
-    ("BOOST_DISABLE_ASSERTS", None),
-    ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
-    ("STAN_THREADS", None),
-    ("_REENTRANT", None),
-    ("_GLIBCXX_USE_CXX11_ABI", "0"),
-]
-
-
-@contextlib.contextmanager
-def _services_built_with(flags: str):
-    """httpstan links every model with its prebuilt ``stan_services.o`` (NUTS, the writers), built for baseline
-    x86-64. A model built with -march=native beside it is one module whose halves disagree on Eigen's alignment
-    (AVX: 32 bytes): chains died with "double free or corruption" in NUTS's build_tree on Bradley-Terry, the
-    mixture and the S&P 500. So meanwhile httpstan builds from a package folder whose ``stan_services.o`` was
-    compiled with the model's flags (``services_folder``)."""
-    import httpstan.models
-
-    before = httpstan.models.PACKAGE_DIR
-    httpstan.models.PACKAGE_DIR = services_folder(flags)
-    try:
-        yield
-    finally:
-        httpstan.models.PACKAGE_DIR = before
-
-
-def services_path(flags: str) -> Path:
-    """Where ``services_folder`` keeps the services object built with ``flags``, in httpstan's cache."""
-    import httpstan.cache
-
-    return httpstan.cache.cache_directory() / "stanjax-services" / hashlib.sha256(flags.encode()).hexdigest()[:12]
-
-
-def services_folder(flags: str) -> Path:
-    """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
-    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
-    with ``flags`` (once per flags and httpstan version; minutes). Every checkout's venv shares it: a link into a
-    venv since deleted is pointed at this one's (the same httpstan version's files)."""
-    import httpstan.cache
-    import httpstan.models
-    from setuptools._distutils import sysconfig
-    from setuptools._distutils.ccompiler import new_compiler
-
-    package = Path(httpstan.models.__file__).parent.resolve()
-    folder = services_path(flags)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("include", "lib"):
-        link = folder / name
-        if link.is_symlink() and not link.exists():  # into a venv since deleted: this one's files are the same
-            with contextlib.suppress(FileNotFoundError):
-                link.unlink()
-        with contextlib.suppress(FileExistsError):  # another process building the same folder made it
-            link.symlink_to(package / name)
-    if (folder / "stan_services.o").exists():
-        return folder
-    with tempfile.TemporaryDirectory(dir=folder) as build:
-        compiler = new_compiler()
-        sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
-        [built] = compiler.compile(
-            [str(package / "stan_services.cpp")],
-            output_dir=build,
-            macros=list(HTTPSTAN_MACROS),  # a copy, typed as the stub's (invariant) list of 1- or 2-tuples
-            include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
-            extra_postargs=[*HttpstanBackend.HTTPSTAN_ARGS.split(), *flags.split()],
-        )
-        os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
-    return folder
 
 
 def nuts_arguments(module, data: dict, config: RunConfig, seed: int) -> dict:
@@ -316,6 +217,15 @@ def _refuse_to_fork_with_jax() -> None:
         )
 
 
+# The chains send a message or two an iteration (a draw, the diagnostic writer's values): read one by one, this
+# process spent more CPU than a chain of a fast model (eight schools: 3.4 s against the chain's 2.7 s), taken from
+# the chains on a machine with fewer cores than chains. So after a round that brought little it waits a moment,
+# and the next round reads many messages at once; a round that brought much (a big model's draws, near filling a
+# socket's buffer) is followed at once.
+BATCH_BYTES = 1 << 16
+BATCH_WAIT_S = 0.002
+
+
 def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
     """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
     writer's per-iteration momenta and gradients are read and dropped). With ``threads`` > 1 each chain runs on
@@ -356,6 +266,7 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                 readable = select.select(open_sources, [], [], None if running else 0)[0]
                 if not readable:
                     break
+                brought = 0
                 for source in readable:
                     if isinstance(source, int):  # a process's sentinel: the sockets are the rest
                         running.remove(source)
@@ -365,6 +276,7 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                         received[connection] = (listeners[source], [])
                         continue
                     chunk = source.recv(1 << 20)
+                    brought += len(chunk)
                     parts = received[source][1]
                     if not chunk:
                         closed.add(source)
@@ -372,6 +284,8 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                         dropped.add(source)
                     elif source not in dropped:
                         parts.append(chunk)
+                if running and brought < BATCH_BYTES:
+                    time.sleep(BATCH_WAIT_S)
         finally:
             for process in processes:
                 if process.is_alive():

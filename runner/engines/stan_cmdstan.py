@@ -19,6 +19,7 @@ from stanjax.runner.core import isa as isas
 from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
 from stanjax.runner.core.paths import cache_dir
+from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_output import _stan_split, _stan_version
 
 
@@ -35,7 +36,7 @@ class CmdStanBackend:
         CXXFLAGS on make's command line would replace CmdStan's own in older releases); Stan's threading for the
         reduce_sum programs, or where ``threaded`` (multi-path Pathfinder runs its paths on threads); and a main
         object of the ISA's own (``main_object``)."""
-        threads = threaded or "reduce_sum" in code
+        threads = threaded or stan_build.uses_threads(code)
         return {
             "CXXFLAGS_OPTIM": isas.stan_flags(isa),
             **({"STAN_THREADS": True} if threads else {}),
@@ -48,7 +49,7 @@ class CmdStanBackend:
         model with one ``src/cmdstan/main[_threads].o`` (NUTS, the CSV writers), built once by ``make build``
         with CmdStan's flags and never again, whatever CXXFLAGS_OPTIM a model gets: a -march=native model beside
         it is one program whose halves disagree on Eigen's alignment (AVX: 32 bytes), the mix that killed the
-        bundled Stan's chains with "double free or corruption" (``_services_built_with``). So each ISA's models
+        bundled Stan's chains with "double free or corruption" (``stan_build``). So each ISA's models
         link a main object built with its flags (make's CMDSTAN_MAIN_O; ``make clean`` removes it with CmdStan's
         own, src/cmdstan/main*.o)."""
         tag = re.sub(r"[^A-Za-z0-9]+", "-", isas.stan_flags(isa)).strip("-")
@@ -116,6 +117,7 @@ class CmdStanBackend:
         return {
             "model": model,
             "isa": isa,
+            "stan_threads": bool(options.get("STAN_THREADS")),
             "stanc_options": stanc_options,
             "compile_s": time.perf_counter() - start,
             "cached": cached,
@@ -151,7 +153,11 @@ class CmdStanBackend:
             step_size=[float(s) for s in fit.step_size],
         )
         timings = _stan_split(fit.time, user_s, handle["compile_s"], handle["cached"], "cmdstanpy", config)
-        info = {**self.info(handle["isa"]), "stanc_options": " ".join(handle["stanc_options"])}
+        info = {
+            **self.info(handle["isa"]),
+            "stan_threads": handle["stan_threads"],
+            "stanc_options": " ".join(handle["stanc_options"]),
+        }
         return SampleResult(draws, timings, stats, info)
 
 

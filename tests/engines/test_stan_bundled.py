@@ -223,7 +223,7 @@ def test_a_module_carried_from_another_machine_is_told_apart_from_one_built_here
     machine compiled says nothing."""
     import httpstan.cache
 
-    from stanjax.runner.engines.stan_bundled import CARRIED_MARK, carried_from
+    from stanjax.runner.engines.stan_build import CARRIED_MARK, carried_from
 
     monkeypatch.setattr(httpstan.cache, "cache_directory", lambda: tmp_path)
     carried, built, unknown = (tmp_path / "models" / name for name in ("carried1", "builthere", "nolog"))
@@ -270,15 +270,16 @@ def test_the_services_folder_outlives_the_venv_that_made_it(tmp_path, monkeypatc
     import httpstan.cache
     import httpstan.models
 
-    from stanjax.runner.engines.stan_bundled import services_folder, services_path
+    from stanjax.runner.engines.stan_build import services_folder, services_path
 
     monkeypatch.setattr(httpstan.cache, "cache_directory", lambda: tmp_path)
-    folder = services_path("-O3")
+    folder = services_path("-O3", False)
     folder.mkdir(parents=True)
     (folder / "stan_services.o").write_bytes(b"built earlier")
     for name in ("include", "lib"):
         (folder / name).symlink_to(tmp_path / "deleted-venv" / name)
-    assert services_folder("-O3") == folder and (folder / "stan_services.o").read_bytes() == b"built earlier"
+    assert services_path("-O3", True) != folder
+    assert services_folder("-O3", False) == folder and (folder / "stan_services.o").read_bytes() == b"built earlier"
     package = Path(httpstan.models.__file__).parent.resolve()
     assert {name: (folder / name).resolve() for name in ("include", "lib")} == {
         "include": package / "include",

@@ -1,0 +1,175 @@
+"""How the bundled Stan builds a program into httpstan's cache: the compiler's flags and Stan's macros, the same for
+the model's module and for the NUTS object (``stan_services.o``) it links, and the notes a carried module keeps.
+
+httpstan builds every module with ``STAN_THREADS``. In a shared object that puts Stan Math's autodiff stack in
+thread-local storage reached through ``__tls_get_addr`` on every autodiff node: arma's gradient cost 2.0-2.3x
+its cost without it here (0.058 against 0.029 ms, one chain on one core; in a CmdStan executable the same macro costs
+nothing measurable). So, as CmdStan builds by default, only programs that run Stan's threads (``reduce_sum``,
+``map_rect``) get it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from stanjax.runner.core import isa as isas
+
+# httpstan's own compile arguments for a model's module (httpstan/models.py), after setuptools' flags.
+HTTPSTAN_ARGS = "-O3 -std=c++17 -Wno-sign-compare"
+
+# httpstan's macros for Stan code (httpstan/models.py), for its services object as for a model.
+HTTPSTAN_MACROS = [
+    ("BOOST_DISABLE_ASSERTS", None),
+    ("BOOST_PHOENIX_NO_VARIADIC_EXPRESSION", None),
+    ("STAN_THREADS", None),
+    ("_REENTRANT", None),
+    ("_GLIBCXX_USE_CXX11_ABI", "0"),
+]
+
+# Each module's symbols hidden, as pybind11 advises for extension modules: then a module built without STAN_THREADS
+# and one built with it each keep their own autodiff stack in one process. With default visibility the dynamic
+# linker bound both to one (a unique symbol, thread-local in one module and not in the other) and the process
+# crashed as the second sampled.
+HIDDEN_SYMBOLS = "-fvisibility=hidden -fvisibility-inlines-hidden"
+
+CARRIED_MARK = "carried: "
+
+
+def uses_threads(code: str) -> bool:
+    """Whether a Stan program runs Stan's threads (``reduce_sum``, ``map_rect``), so needs ``STAN_THREADS``."""
+    return "reduce_sum" in code or "map_rect" in code
+
+
+def flags(isa: str) -> str:
+    """The compiler flags a bundled build gets for ``isa``: the ISA's, symbols hidden."""
+    return f"{isas.stan_flags(isa)} {HIDDEN_SYMBOLS}"
+
+
+def macros(threads: bool) -> list[tuple[str, str | None]]:
+    """httpstan's macros, ``STAN_THREADS`` only where ``threads``."""
+    return [macro for macro in HTTPSTAN_MACROS if threads or macro[0] != "STAN_THREADS"]
+
+
+def described(isa: str, threads: bool) -> str:
+    """A build in words, for records and the program's comment (httpstan's cache key)."""
+    return f"{flags(isa)}, {'with' if threads else 'without'} STAN_THREADS"
+
+
+@contextlib.contextmanager
+def built_as(isa: str, threads: bool):
+    """httpstan's builds meanwhile get the build's flags (appended to CPPFLAGS), its macros and a services object
+    built alike."""
+    with _appended_cppflags(flags(isa)), _macros(threads), _services_built_with(flags(isa), threads):
+        yield
+
+
+@contextlib.contextmanager
+def _appended_cppflags(extra: str):
+    """CPPFLAGS with ``extra`` appended, restored after: httpstan builds in this process (pystan's server runs
+    in it), and setuptools adds CPPFLAGS to its compile command (CFLAGS and CXXFLAGS would replace Python's
+    flags instead). httpstan has no argument for extra flags on that route."""
+    before = os.environ.get("CPPFLAGS")
+    os.environ["CPPFLAGS"] = f"{before} {extra}" if before else extra
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CPPFLAGS"]
+        else:
+            os.environ["CPPFLAGS"] = before
+
+
+@contextlib.contextmanager
+def _macros(threads: bool):
+    """httpstan's builds meanwhile get ``macros(threads)``: its macros are fixed inside its build function, so the
+    one call that builds (``httpstan.build_ext.run_build_ext``) is given the extension with them replaced."""
+    import httpstan.build_ext
+
+    before = httpstan.build_ext.run_build_ext
+
+    def run_build_ext(extensions, build_lib):
+        for extension in extensions:
+            extension.define_macros = macros(threads)
+        return before(extensions, build_lib)
+
+    httpstan.build_ext.run_build_ext = run_build_ext
+    try:
+        yield
+    finally:
+        httpstan.build_ext.run_build_ext = before
+
+
+@contextlib.contextmanager
+def _services_built_with(build_flags: str, threads: bool):
+    """httpstan links every model with its prebuilt ``stan_services.o`` (NUTS, the writers), built for baseline
+    x86-64. A model built with -march=native beside it is one module whose halves disagree on Eigen's alignment
+    (AVX: 32 bytes): chains died with "double free or corruption" in NUTS's build_tree on Bradley-Terry, the
+    mixture and the S&P 500. So meanwhile httpstan builds from a package folder whose ``stan_services.o`` was
+    compiled with the model's flags and macros (``services_folder``)."""
+    import httpstan.models
+
+    before = httpstan.models.PACKAGE_DIR
+    httpstan.models.PACKAGE_DIR = services_folder(build_flags, threads)
+    try:
+        yield
+    finally:
+        httpstan.models.PACKAGE_DIR = before
+
+
+def services_path(build_flags: str, threads: bool) -> Path:
+    """Where ``services_folder`` keeps the services object built with ``build_flags`` and ``macros(threads)``, in
+    httpstan's cache."""
+    import httpstan.cache
+
+    key = hashlib.sha256(f"{build_flags}|{macros(threads)}".encode()).hexdigest()[:12]
+    return httpstan.cache.cache_directory() / "stanjax-services" / key
+
+
+def services_folder(build_flags: str, threads: bool) -> Path:
+    """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
+    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
+    with ``build_flags`` and ``macros(threads)`` (once per build and httpstan version; minutes). Every checkout's
+    venv shares it: a link into a venv since deleted is pointed at this one's (the same httpstan version's files)."""
+    import httpstan.models
+    from setuptools._distutils import sysconfig
+    from setuptools._distutils.ccompiler import new_compiler
+
+    package = Path(httpstan.models.__file__).parent.resolve()
+    folder = services_path(build_flags, threads)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("include", "lib"):
+        link = folder / name
+        if link.is_symlink() and not link.exists():  # into a venv since deleted: this one's files are the same
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
+        with contextlib.suppress(FileExistsError):  # another process building the same folder made it
+            link.symlink_to(package / name)
+    if (folder / "stan_services.o").exists():
+        return folder
+    with tempfile.TemporaryDirectory(dir=folder) as build:
+        compiler = new_compiler()
+        sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
+        [built] = compiler.compile(
+            [str(package / "stan_services.cpp")],
+            output_dir=build,
+            macros=list(macros(threads)),  # typed as the stub's (invariant) list of 1- or 2-tuples
+            include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
+            extra_postargs=[*HTTPSTAN_ARGS.split(), *build_flags.split()],
+        )
+        os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
+    return folder
+
+
+def carried_from(model_name: str) -> str | None:
+    """What the cache says of a module built on another machine and filed here by ``docker/gpu-stan-carried.py``
+    (its compiler log holds that note instead of a compiler's output), or None for a module built here: a record
+    should say when its Stan was not built by this machine's compiler."""
+    import httpstan.cache
+
+    log = httpstan.cache.model_directory(model_name) / "stderr.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return text.strip() if text.startswith(CARRIED_MARK) else None
