@@ -12,7 +12,7 @@ import pandas as pd
 
 from stanjax import models
 from stanjax.reports.first_screen import answer_sentence, machine_slug
-from stanjax.reports.headline import Pairing
+from stanjax.reports.headline import BUNDLED_STAN, Pairing
 from stanjax.reports.numbers import count, number, span, speed, times
 from stanjax.reports.regimes import INVALID, MEASURED, size_order
 from stanjax.reports.stats import MIN_BLOCKS
@@ -204,8 +204,8 @@ def front_end_gaps(comparisons: list[dict]) -> dict[tuple[str, str, str, str], d
     gaps = {}
     for c in comparisons:
         a, b = c["numerator_setup"], c["denominator_setup"]
-        if (a["engine"], a["front_end"], b["engine"], b["front_end"]) != ("stan", "cmdstan", "stan", "bundled") or (
-            a.get("program", "") != b.get("program", "")
+        if (a["engine"], a["front_end"], b["engine"]) != ("stan", "cmdstan", "stan") or (
+            b["front_end"] not in BUNDLED_STAN or a.get("program", "") != b.get("program", "")
         ):
             continue
         for m in c["models"]:

@@ -14,7 +14,15 @@ TERMS = (
         "Stan-CPU (bundled Stan)",
         "Stan's NUTS as pystan 3 ships it: the Stan program compiled by httpstan (the "
         "server inside pystan) into a Python extension, which stanjax drives directly, every chain at once in its own "
-        "forked process. The baseline of every “× Stan-CPU”.",
+        "forked process. Built as CmdStan builds a program: STAN_THREADS only for programs that run threads. The "
+        "baseline of every “× Stan-CPU”.",
+    ),
+    (
+        "httpstan (httpstan-CPU)",
+        "The bundled Stan as httpstan builds it (STAN_THREADS in every program, which costs a program of many small "
+        "autodiff nodes up to 2× a gradient in a Python extension) and as stanjax drove it before 2026-11-28 (its "
+        "reader woke for every message the chains sent, taking CPU from them). Most records were made so; never "
+        "pooled with Stan-CPU. Where CmdStan sampled a program faster on a machine, every ratio over it says so.",
     ),
     (
         "CmdStan (CmdStan-CPU)",

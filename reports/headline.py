@@ -30,6 +30,9 @@ from stanjax.runner.core.records import PROBLEM_FIELDS
 # (``RunRecord.block_of``) ties the runs of one campaign already.
 PAIR_FIELDS = [field for field in PROBLEM_FIELDS if field != "cores"]
 
+# The bundled Stan's front ends: as stanjax builds it, and as httpstan built it (records made before 2026-11-28).
+BUNDLED_STAN = ("bundled", "httpstan")
+
 # The engine setup of a label, as the claims, the pairings and the Stan-side comparison need it.
 SETUP = ["label", "engine", "family", "front_end", "device", "precision", "chain_method", "program"]
 
@@ -64,15 +67,15 @@ def is_current(setup: dict) -> bool:
 def preference(setup: dict) -> tuple:
     """Where several setups fit one side of a pairing, the one shown: NumPyro before the other JAX engines, a
     Stan expert's program before a published one (issue 63: no answer rests on a program an expert would
-    rewrite), stanc's default translation before its optimiser's (--O1), an engine's default front end (the
-    bundled Stan before CmdStan), its device's default precision and chain method, full float32 before TF32."""
+    rewrite), stanc's default translation before its optimiser's (--O1), an engine's front ends in the
+    registry's order (the bundled Stan, then as httpstan built it, then CmdStan), its device's default precision and chain method, full float32 before TF32."""
     engine = ENGINES.get(setup["engine"])
     defaults = engine.defaults.get(setup["device"], (None, None)) if engine else (None, None)
     return (
         setup["engine"] != "numpyro",
         not is_expert(setup.get("program", "")),
         bool(stanc_options(setup.get("program", ""))),
-        not engine or setup["front_end"] != next(iter(engine.front_ends)),
+        list(engine.front_ends).index(setup["front_end"]) if engine else len(ENGINES),
         setup["precision"] != defaults[0],
         setup["chain_method"] != defaults[1],
         "tf32" in setup["label"],

@@ -102,6 +102,7 @@ class EngineEntry:
     order: int
     choose_front_end: Callable[[str], str] | None = None
     retired: tuple[str, ...] = ()  # front ends kept only to name old records; never a claim's evidence
+    recorded: tuple[str, ...] = ()  # front ends of old records that no run uses any more (the retired ones too)
     approximate: bool = False
 
     @property
@@ -111,8 +112,9 @@ class EngineEntry:
     def front_end(self, requested: str = "auto") -> str:
         """The front end a run uses: ``requested``, or with "auto" the one this machine offers
         (``choose_front_end``; else the first); a UsageError if the requested one is not here."""
-        if requested != "auto" and requested not in self.front_ends:
-            raise UnknownChoice(f"front end of {self.name}", requested, self.front_ends)
+        if requested != "auto" and (requested not in self.front_ends or requested in self.recorded):
+            runnable = [name for name in self.front_ends if name not in self.recorded]
+            raise UnknownChoice(f"front end of {self.name}", requested, runnable)
         if self.choose_front_end:
             return self.choose_front_end(requested)
         return next(iter(self.front_ends)) if requested == "auto" else requested
@@ -202,17 +204,20 @@ ENGINES: dict[str, EngineEntry] = {
     entry.name: entry
     for entry in (
         # Stan's NUTS: the bundled Stan (httpstan's compiled NUTS driven directly), CmdStan through cmdstanpy when one
-        # is installed; "pystan": the bundled Stan driven through pystan (records made before the direct driver).
+        # is installed. Records only: "httpstan", the bundled Stan as httpstan builds it (STAN_THREADS everywhere)
+        # and driven before 2026-11-28 (migrations._v6_to_v7); "pystan", driven through pystan (before the direct
+        # driver; retired: never a claim's evidence). Their order is the report's preference among them.
         EngineEntry(
             "stan",
             STAN,
-            {"bundled": "Stan", "cmdstan": "CmdStan", "pystan": "PyStan"},
+            {"bundled": "Stan", "httpstan": "httpstan", "cmdstan": "CmdStan", "pystan": "PyStan"},
             {"cpu": ("float64", "parallel")},
             ("parallel",),
             "stanjax.runner.engines.stan:StanEngine",
             order=3,
             choose_front_end=_stan_front_end,
             retired=("pystan",),
+            recorded=("httpstan", "pystan"),
         ),
         EngineEntry(
             "numpyro",

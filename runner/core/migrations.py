@@ -88,6 +88,20 @@ def _v5_to_v6(record: dict) -> dict:
     return {**record, "schema_version": 6, "metrics": {**record["metrics"], "superchains": 0, "max_rhat_nested": None}}
 
 
+def _v6_to_v7(record: dict) -> dict:
+    """Schema 7 tells the bundled Stan's builds apart. Until 2026-11-28 (commit 122031c) every program was built
+    as httpstan builds it (STAN_THREADS, the autodiff stack reached through ``__tls_get_addr``) and the chains'
+    reader woke for every message, taking CPU from the chains: such a run (its engine_info without
+    ``stan_threads``) is front end "httpstan" (label "httpstan-CPU"), never pooled with the bundled Stan as built
+    since (``runner/engines/stan_build.py``)."""
+    record = {**record, "schema_version": 7}
+    info = record.get("engine_info") or {}
+    if record.get("kind") == "run" and (record.get("engine"), record.get("front_end")) == ("stan", "bundled"):
+        if "stan_threads" not in info:
+            record["front_end"] = "httpstan"
+    return record
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}

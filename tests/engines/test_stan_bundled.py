@@ -319,3 +319,43 @@ def test_a_cached_program_is_loaded_without_starting_httpstans_server():
     done = subprocess.run([WORKER_PYTHON, "-c", CACHED_LOAD], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
+
+
+READER_CPU = """
+import resource, sys
+from stanjax import models
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.engines import stan_bundled
+stan_bundled.BATCH_WAIT_S = float(sys.argv[1])
+spec = models.get("eight_schools-eight_schools_noncentered")
+backend = stan_bundled.HttpstanBackend()
+handle = backend.compile(spec.stan_file)
+before = resource.getrusage(resource.RUSAGE_SELF)
+backend.sample(handle, spec.data("tiny", 1), RunConfig(size="tiny", chains=2, warmup=500, draws=6000), seed=4)
+after, chains = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = lambda usage: usage.ru_utime + usage.ru_stime
+print(cpu(after) - cpu(before), cpu(chains))
+"""
+
+
+@pytest.mark.stan
+def test_reading_the_chains_takes_a_fraction_of_their_cpu():
+    """The chains send a message or two an iteration; read one by one, the reading process spent more CPU than the
+    chains of a fast model (taken from them where chains outnumber cores). Read in batches, a small fraction; the
+    planted fault (no wait between rounds) shows the check sees it."""
+    shares = {}
+    for wait in (stan_bundled_wait(), 0.0):
+        done = subprocess.run(
+            [WORKER_PYTHON, "-c", READER_CPU, str(wait)], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        reader, chains = map(float, done.stdout.split())
+        shares[wait] = reader / chains
+    batched, unbatched = shares.values()
+    assert batched < 0.25 < unbatched, shares
+
+
+def stan_bundled_wait() -> float:
+    from stanjax.runner.engines.stan_bundled import BATCH_WAIT_S
+
+    return BATCH_WAIT_S
