@@ -74,7 +74,8 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
         parts.append(
             f"the machines differ on {count(len(differ))} model{'s' if len(differ) > 1 else ''} ("
             + "; ".join(
-                f"{t}: " + ", ".join(f"{e['direction']} on {e['machine']}" for e in es) for t, es in differ.items()
+                f"{t}: " + ", ".join(f"{e['direction']} on {e['machine']}{over(e, es)}" for e in es)
+                for t, es in differ.items()
             )
             + ")"
         )
@@ -95,6 +96,14 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
     sentence = f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
     summarised = [found for found in by_direction.values() if len(found) > SENTENCE_DETAIL]
     return sentence + (" Each model's ratio and interval: the figure below." if summarised else "")
+
+
+def over(entry: dict, entries: list[dict]) -> str:
+    """Where one model's entries on several machines are ratios of different setups (a Stan build or program one
+    machine has and another lacks), the setups of this one: the disagreement may be theirs, not the machines'."""
+    if len({(e["numerator"], e["denominator"]) for e in entries}) == 1:
+        return ""
+    return f" ({entry['numerator']} ÷ {entry['denominator']})"
 
 
 def so_far(ratio) -> str:
