@@ -54,11 +54,9 @@ def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
     ms_per_gradient = dict(zip(runs.run_id, runs.ms_per_gradient))
     out = []
     for c in comparisons:
-        if (
-            c["numerator_setup"]["front_end"] != "cmdstan"
-            or c["denominator_setup"]["front_end"] not in headline.BUNDLED_STAN
-            or c["numerator_setup"]["engine"] != "stan"
-            or c["denominator_setup"]["engine"] != "stan"
+        a, b = c["numerator_setup"], c["denominator_setup"]
+        if (a["engine"], a["front_end"], b["engine"]) != ("stan", "cmdstan", "stan") or (
+            b["front_end"] not in headline.BUNDLED_STAN
         ):
             continue
         per_gradient = [

@@ -101,7 +101,7 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
 def over(entry: dict, entries: list[dict]) -> str:
     """Where one model's entries on several machines are ratios of different setups (a Stan build or program one
     machine has and another lacks), the setups of this one: the disagreement may be theirs, not the machines'."""
-    if len({(e["numerator"], e["denominator"]) for e in entries}) == 1:
+    if len({(e.get("numerator"), e.get("denominator")) for e in entries}) == 1:
         return ""
     return f" ({entry['numerator']} ÷ {entry['denominator']})"
 

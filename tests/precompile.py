@@ -130,7 +130,7 @@ def precompiled_header(with_threads: bool) -> tuple[Path, subprocess.Popen] | Pa
     return header, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def header_ready(building: tuple[Path, subprocess.Popen] | Path, start: float) -> Path | None:
+def header_ready(building: tuple[Path, subprocess.Popen] | Path, start: float, with_threads: bool) -> Path | None:
     """The precompiled header once built, or None where it failed (its programs compile without it)."""
     if isinstance(building, Path):
         return building
@@ -144,7 +144,8 @@ def header_ready(building: tuple[Path, subprocess.Popen] | Path, start: float) -
             flush=True,
         )
         return None
-    print(f"precompiled header: built in {time.perf_counter() - start:.0f} s", flush=True)
+    kind = "with" if with_threads else "without"
+    print(f"precompiled header ({kind} STAN_THREADS): built in {time.perf_counter() - start:.0f} s", flush=True)
     return header
 
 
@@ -154,7 +155,9 @@ def headers() -> dict[bool, Path | None]:
     start = time.perf_counter()
     wanted = sorted({threads(path) for path, _, _ in programs().values()})
     building = {with_threads: precompiled_header(with_threads) for with_threads in wanted}
-    ready = {with_threads: header_ready(being_built, start) for with_threads, being_built in building.items()}
+    ready = {
+        with_threads: header_ready(being_built, start, with_threads) for with_threads, being_built in building.items()
+    }
     kept = {header.parent for header in ready.values() if header}
     for folder in PCH_ROOT.iterdir():
         if folder not in kept:

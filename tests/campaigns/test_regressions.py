@@ -120,7 +120,7 @@ def test_valid_in_base_and_invalid_in_new_is_a_correctness_regression(runs):
     ]
     result = regressions.find(runs, new)
     [entry] = [e for e in result["entries"] if e["correctness_regression"]]
-    assert entry["label"] == "Stan-CPU" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
+    assert entry["label"] == "httpstan-CPU" and "no valid run in NEW (failed: rhat)" in entry["notes"][0]
 
 
 def test_version_changes_are_listed(runs):
@@ -185,8 +185,8 @@ engines = ["numpyro"]
     result = regressions.find(base, new)
     numpyro = sum(r.engine == "numpyro" for r in runs)
     assert result["left_out"] == {"base": {"superseded": numpyro}, "new": {"superseded": numpyro}}
-    assert {e["label"] for e in result["entries"]} == {"Stan-CPU"}
-    assert sorted(flagged(result)) == sorted({(r.model_id, "Stan-CPU") for r in runs})
+    assert {e["label"] for e in result["entries"]} == {"httpstan-CPU"}
+    assert sorted(flagged(result)) == sorted({(r.model_id, "httpstan-CPU") for r in runs})
 
 
 def test_records_made_before_fingerprints_are_compared_with_their_slugs_new_records(runs):

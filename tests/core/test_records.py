@@ -294,7 +294,7 @@ def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_pa
 @pytest.mark.parametrize(
     "engine, interface, front_end",
     [
-        ("stan", "httpstan", "bundled"),
+        ("stan", "httpstan", "httpstan"),  # schema 3's "bundled", read as httpstan's build since schema 7
         ("stan", "cmdstanpy", "cmdstan"),
         ("stan", "pystan", "pystan"),
         ("stan", None, "unknown"),
@@ -303,6 +303,7 @@ def test_schema_1_records_are_upgraded_on_read_and_the_file_is_left_alone(tmp_pa
     ],
 )
 def test_schema_2_front_ends_come_from_the_engine_info(engine, interface, front_end):
+    """Schema 2 kept the front end in engine_info; every bundled run then was built by httpstan's own build."""
     info = {"stan_interface": interface} if interface else {}
     assert (
         records.migrate({"schema_version": 2, "kind": "run", "engine": engine, "engine_info": info})["front_end"]
@@ -449,3 +450,13 @@ def test_a_job_and_its_record_have_the_same_run_key():
 def test_an_unknown_old_schema_is_refused_with_the_versions_that_can_be_read():
     with pytest.raises(records.RecordsError, match="upgrades 1, 2"):
         records.migrate({"schema_version": 0})
+
+
+def test_the_bundled_stan_of_httpstans_build_is_told_apart_from_the_bundled_stan_built_since():
+    """Schema 7: a bundled run whose engine_info does not say whether its program had STAN_THREADS was built by
+    httpstan's build (and read by the reader that woke for every message): front end "httpstan", never pooled."""
+    old = {"schema_version": 6, "kind": "run", "engine": "stan", "front_end": "bundled", "engine_info": {}}
+    new = {**old, "engine_info": {"stan_threads": False}}
+    assert records.migrate(old)["front_end"] == "httpstan"
+    assert records.migrate(new)["front_end"] == "bundled"
+    assert records.migrate({**old, "front_end": "cmdstan"})["front_end"] == "cmdstan"

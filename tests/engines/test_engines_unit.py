@@ -94,10 +94,10 @@ def test_a_new_engine_needs_only_its_registry_entry_to_reach_the_report(monkeypa
     results.write_text("".join(json.dumps(records.to_builtins(r)) + "\n" for r in runs))
     html = build(results, tmp_path / "report").read_text()
     assert (
-        'data-numerator="FastJAX-CPU" data-denominator="Stan-CPU"'
+        'data-numerator="FastJAX-CPU" data-denominator="httpstan-CPU"'
         in (tmp_path / "report" / "pairings.html").read_text()
     )
-    assert "Stan-CPU ÷ FastJAX-CPU in ESS/s" in html  # Maskell's Stan-CPU vs JAX-CPU row found it by family
+    assert "httpstan-CPU ÷ FastJAX-CPU in ESS/s" in html  # Maskell's httpstan-CPU vs JAX-CPU row found it by family
 
 
 def test_stan_chains_faster_than_stans_clock_get_the_calls_wall_split_by_iterations():

@@ -630,7 +630,7 @@ def test_trees_near_the_depth_limit_get_a_note_per_engine_and_shallow_ones_none(
     assert runs and check.depth_notes(runs) == []  # the fixture's trees are shallow
     deep = [replace(r, metrics=replace(r.metrics, mean_leapfrog_per_draw=829.0)) for r in runs if r.engine == "stan"]
     notes = check.depth_notes([*runs, *deep])
-    assert len(notes) == 1 and notes[0].startswith("Stan-CPU: trees of 829 leapfrog steps a draw on average")
+    assert len(notes) == 1 and notes[0].startswith("httpstan-CPU: trees of 829 leapfrog steps a draw on average")
     assert "of at most 1,023 (max tree depth 10)" in notes[0]
 
 

@@ -295,7 +295,7 @@ def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_pat
         (tmp_path / name).mkdir()
         build(write(tmp_path / name, recs), tmp_path / name / "report")
         headline = json.loads((tmp_path / name / "report" / "summary.json").read_text())["headline"]
-        return next(c for c in headline if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU"))
+        return next(c for c in headline if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "httpstan-CPU"))
 
     before, after = (
         jax_cpu_vs_stan_cpu(fixture_records, "before"),
@@ -336,9 +336,9 @@ def test_invalid_runs_are_shown_and_left_out_of_ratios(tmp_path, fixture_records
     # no valid Stan run: no ratio row, and the mean names it as left out, with why
     assert '<td class="text"><code>eight_schools-eight_schools_noncentered</code>' not in headline
     assert '<td class="text"><code>covtype_synth-logistic_regression</code>' in headline
-    assert "<code>eight_schools-eight_schools_noncentered</code> (no valid Stan-CPU run)" in headline
+    assert "<code>eight_schools-eight_schools_noncentered</code> (no valid httpstan-CPU run)" in headline
     summary = json.loads((out / "summary.json").read_text())["summary"]
-    row = next(s for s in summary if s["model_id"].startswith("eight_schools") and s["label"] == "Stan-CPU")
+    row = next(s for s in summary if s["model_id"].startswith("eight_schools") and s["label"] == "httpstan-CPU")
     assert row["invalid"] == len(stan_runs) and row["repeats"] == 0
 
 
@@ -366,7 +366,7 @@ def test_claims_say_what_was_measured_and_why_not(report):
     assert "no GPU runs of Bradley–Terry in the data-size study" in claims
     # The devices study ran on simulated CPU devices: a speed-up there is not evidence either way.
     assert verdicts["TFP on JAX (seed 002)"].startswith("not measured here: the 4 devices are one CPU split by XLA")
-    # Stan-CPU ÷ NumPyro-CPU is measured on these records, but on tiny data: never "not measured", and no verdict.
+    # httpstan-CPU ÷ NumPyro-CPU is measured on these records, but on tiny data: never "not measured", and no verdict.
     maskell = [v for s, v in rows if s == "Maskell, StanCon 2024"]
     assert maskell[2].startswith("insufficient data in every regime measured")
     assert all(v.startswith("not measured here") for v in maskell[:2])  # no GPU run in the fixture
@@ -407,8 +407,8 @@ def test_markdown_summary_states_the_headline(report):
     _, out = report
     summary = (out / "README.md").read_text()
     headline = pairings(out / "index.html")
-    sentence = re.search(r"<strong>NumPyro-CPU vs Stan-CPU: <data[^>]*>([^<]+)</data></strong>", headline)
-    assert f"**NumPyro-CPU vs Stan-CPU: {sentence.group(1)}**" in summary
+    sentence = re.search(r"<strong>NumPyro-CPU vs httpstan-CPU: <data[^>]*>([^<]+)</data></strong>", headline)
+    assert f"**NumPyro-CPU vs httpstan-CPU: {sentence.group(1)}**" in summary
     assert "| Maskell, StanCon 2024 |" in summary
 
 
@@ -416,24 +416,24 @@ def test_markdown_summary_states_the_headline(report):
 def test_other_stan_front_ends_are_their_own_label_never_pooled_with_bundled_stan(
     tmp_path, fixture_records, front_end, label
 ):
-    assert {r.front_end for r in fixture_records if r.engine == "stan"} == {"bundled"}
+    assert {r.front_end for r in fixture_records if r.engine == "stan"} == {"httpstan"}  # made by httpstan's build
     relabelled = [
         replace(r, front_end=front_end, run_id=f"{r.run_id}-{front_end}") for r in fixture_records if r.engine == "stan"
     ]
     html = pairings(build(write(tmp_path, [*fixture_records, *relabelled]), tmp_path / "r"))
-    assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in html
+    assert f'data-numerator="{label}" data-denominator="httpstan-CPU"' in html
     assert f'data-numerator="NumPyro-CPU" data-denominator="{label}"' in html
     front_ends = re.search(r'<p id="stan-front-ends">(.*?)</p>', html, re.S).group(1)
     if front_end == "cmdstan":  # the same records relabelled: the same speed, ratio 1 for every model
         models_run = {r.model_id for r in relabelled if r.valid}
-        assert "CmdStan-CPU vs Stan-CPU in ESS/s: 1.00× faster" in front_ends
+        assert "CmdStan-CPU vs httpstan-CPU in ESS/s: 1.00× faster" in front_ends
         assert front_ends.count(" 1.00×") == len(models_run) + 1
     else:
         assert "not measured in these records" in front_ends
     # Stan against Stan is the Stan side's, never the headline's
-    assert f'data-numerator="{label}" data-denominator="Stan-CPU"' in section(html, "stan-side")
-    assert 'data-denominator="Stan-CPU"' not in section(html, "headline").replace(
-        'data-numerator="NumPyro-CPU" data-denominator="Stan-CPU"', ""
+    assert f'data-numerator="{label}" data-denominator="httpstan-CPU"' in section(html, "stan-side")
+    assert 'data-denominator="httpstan-CPU"' not in section(html, "headline").replace(
+        'data-numerator="NumPyro-CPU" data-denominator="httpstan-CPU"', ""
     )
 
 
@@ -690,7 +690,7 @@ def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
     # matrix factorisation: runs on both sides, none valid; tiny data: a ratio, but no verdict
     assert re.search(
         r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
-        r"Stan-CPU 0 of 2 valid",
+        r"httpstan-CPU 0 of 2 valid",
         regime_map,
     )
     assert re.search(r"× (?:faster|slower) so far: 2 blocks; 5 needed", regime_map)
@@ -750,7 +750,7 @@ def test_the_summary_box_says_where_the_gpu_wins_and_where_it_loses(tmp_path, fi
     # each number's qualifiers beside it: machine, size, blocks, and what each side had
     assert re.search(
         r"small size, 5 paired blocks\. NumPyro-GPU-f32: float32 with full float32 matrix products, "
-        r"4 chains vectorized, on the GPU; Stan-CPU: float64, 4 chains parallel, cores: ",
+        r"4 chains vectorized, on the GPU; httpstan-CPU: float64, 4 chains parallel, cores: ",
         box,
     ), box
     verdict = {anchor: v for anchor, _, v in claim_rows(html)}["maskell-gpu-stan"]
@@ -815,7 +815,7 @@ def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ra
     anchor = "accuracy-xeon-2core-eight_schools-eight_schools_noncentered-tiny"
     assert f'href="figures.html#{anchor}"' in block and f'<h3 id="{anchor}">' in figure_page
     assert "<svg" in section(figure_page, "approximations")
-    assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "Stan-CPU" in block
+    assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "httpstan-CPU" in block
     assert '<td class="text">RealNVP-flow-CPU</td><td>2</td><td>1</td>' in block  # 2 runs, 1 fitted (k-hat 0.3)
     assert 'id="stan-approximations">Stan\'s own ADVI and Pathfinder: no run in these records' in block
     assert "RealNVP-flow" not in pairings(out / "index.html") and "RealNVP-flow" not in section(html, "answer")
@@ -915,20 +915,20 @@ def test_carpenter_is_judged_as_he_made_it_a_flow_against_stans_nuts_on_the_cent
     base = {"model_id": twin, "size": "default", "study": "", "superseded": "", "retired": False, "draws": 2000}
     runs = pd.DataFrame(
         [
-            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True},
-            {**base, "engine": "stan", "label": "Stan-CPU", "valid": False},
+            {**base, "engine": "stan", "label": "httpstan-CPU", "valid": True},
+            {**base, "engine": "stan", "label": "httpstan-CPU", "valid": False},
             {**base, "engine": "numpyro", "label": "NumPyro-CPU", "valid": True},
             {**base, "engine": "numpyro", "label": "NumPyro-CPU", "valid": True, "draws": 1000},
-            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "superseded": "a bug"},
-            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "size": "small"},
-            {**base, "engine": "stan", "label": "Stan-CPU", "valid": True, "study": "data-size"},
+            {**base, "engine": "stan", "label": "httpstan-CPU", "valid": True, "superseded": "a bug"},
+            {**base, "engine": "stan", "label": "httpstan-CPU", "valid": True, "size": "small"},
+            {**base, "engine": "stan", "label": "httpstan-CPU", "valid": True, "study": "data-size"},
             {**base, "engine": "flow_realnvp", "label": "RealNVP-CPU", "valid": True},
         ]
     )
     measured = carpenter_row(carpenter_points([False] * 3, [False] * 3), runs)["measured"]
     assert measured.endswith(
         "; on its non-centred twin (the same posterior, reparameterised) NUTS passed its gates in 3 of 4 runs "
-        "(NumPyro-CPU 1 of 1 at 1,000 draws a chain, NumPyro-CPU 1 of 1 at 2,000 draws a chain, Stan-CPU 1 of 2 at "
+        "(NumPyro-CPU 1 of 1 at 1,000 draws a chain, NumPyro-CPU 1 of 1 at 2,000 draws a chain, httpstan-CPU 1 of 2 at "
         "2,000 draws a chain)"
     ), measured
 
@@ -961,7 +961,7 @@ TWO_MODELS = ("covtype_synth-logistic_regression", "eight_schools-eight_schools_
 
 def headline_of(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
-    found = [c for c in summary["headline"] if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "Stan-CPU")]
+    found = [c for c in summary["headline"] if (c["numerator"], c["denominator"]) == ("NumPyro-CPU", "httpstan-CPU")]
     return {
         "comparison": found[0] if found else None,
         "left_out": summary["left_out"],
@@ -1179,7 +1179,7 @@ def test_a_failure_repeated_in_every_block_is_one_row(tmp_path, fixture_records)
 
 def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fixture_records):
     """The three Maskell rows share one basis (the machine where most of their kinds ran validly); a GPU box whose
-    Stan-CPU runs all failed (the first H200 campaigns) still answers "JAX-GPU ≈ 20× JAX-CPU" on its own basis,
+    httpstan-CPU runs all failed (the first H200 campaigns) still answers "JAX-GPU ≈ 20× JAX-CPU" on its own basis,
     and says why."""
     box = "h200-16core"
     two_models = ("eight_schools-eight_schools_noncentered", "covtype_synth-logistic_regression")
