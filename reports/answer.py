@@ -213,6 +213,7 @@ def front_end_gaps(comparisons: list[dict]) -> dict[tuple[str, str, str, str], d
                 gaps[machine_slug(c["machine"]), c["size"], m["model_id"], c["denominator"]] = {
                     "machine": c["machine"],
                     "numerator": c["numerator"],
+                    "front_end": b["front_end"],
                     "ratio": m["warm"],
                 }
     return gaps
@@ -226,7 +227,8 @@ def gap_note(gaps: dict, c: dict) -> str:
     r = gap["ratio"]
     measured = f"{speed(r.value)} ({span(r.low, r.high)})"
     return (
-        f"{c['denominator']} is the bundled Stan: {gap['numerator']} sampled this program {measured} in ESS/s on "
+        f"{c['denominator']} is the bundled Stan{' as httpstan built it' if gap['front_end'] == 'httpstan' else ''}: "
+        f"{gap['numerator']} sampled this program {measured} in ESS/s on "
         f"{gap['machine']}; over CmdStan this ratio would be about {times(c['ratio'].value / r.value)} (estimated: "
         "the two medians divided, not measured in one block)"
     )

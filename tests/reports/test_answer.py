@@ -112,3 +112,7 @@ def test_a_ratio_over_the_bundled_stan_says_where_cmdstan_sampled_faster():
     assert gap_note(gaps, {**cell, "model_id": "Arma"}) == ""
     assert gap_note(gaps, {**cell, "size": "small"}) == ""  # measured at the default size only
     assert gap_note(gaps, {**cell, "denominator": "Stan-CPU-expert"}) == ""  # another program: its own pairing
+    # the bundled Stan as httpstan built it (records before 2026-11-28): its own label, said which it is
+    httpstan = {**comparison, "denominator": "httpstan-CPU", "denominator_setup": side("httpstan")}
+    note = gap_note(front_end_gaps([httpstan]), {**cell, "denominator": "httpstan-CPU"})
+    assert note.startswith("httpstan-CPU is the bundled Stan as httpstan built it: CmdStan-CPU sampled")
