@@ -104,7 +104,7 @@ class HttpstanBackend:
                 raise RuntimeError(f"{stan_file.name} failed to compile: {message}")
 
         start = time.perf_counter()
-        threads = stan_build.uses_threads(stan_file.read_text())
+        threads = stan_build.uses_threads(code)  # the program and its build comment, which names no function
         with stan_build.built_as(isa, threads), translated_with(stanc_options):
             if not (cached and _loads(name)):
                 import asyncio

@@ -22,7 +22,7 @@ def test_only_programs_that_run_threads_are_built_with_stan_threads():
         HttpstanBackend.program_code(path, "native") for path in (spec.stan_file, spec.stan_threaded_file)
     )
     assert "without STAN_THREADS" in plain and "with STAN_THREADS" in threaded
-    assert plain != threaded.replace(spec.stan_threaded_file.read_text(), spec.stan_file.read_text())  # own cache keys
+    assert plain.split("// stanjax:")[1] != threaded.split("// stanjax:")[1]  # their own cache keys
     assert ("STAN_THREADS", None) in stan_build.macros(True) and ("STAN_THREADS", None) not in stan_build.macros(False)
     assert stan_build.uses_threads(spec.stan_threaded_file.read_text())
     assert not stan_build.uses_threads(spec.stan_file.read_text())
