@@ -5,6 +5,10 @@ older record means by its absence.
 
 from __future__ import annotations
 
+# What a bundled Stan run's engine_info says of its diagnostic writer (schema 8): httpstan's, or none.
+HTTPSTAN_DIAGNOSTICS = "httpstan's: every iteration's values, momenta and gradients formatted as JSON, unread"
+NO_DIAGNOSTICS = "none: Stan's no-op writer, as CmdStan without a diagnostic file"
+
 
 def _v1_to_v2(record: dict) -> dict:
     """Schema 2 names every record's kind and every run's precision and chain method; schema 1 records
@@ -102,6 +106,19 @@ def _v6_to_v7(record: dict) -> dict:
     return record
 
 
+def _v7_to_v8(record: dict) -> dict:
+    """Schema 8 says which diagnostic writer the bundled Stan's chains fed. Before it, httpstan's services object formatted every iteration's unconstrained values, momenta and gradients as JSON for
+    a writer nothing read; since, Stan's no-op writer takes them (``stan_build.NO_DIAGNOSTICS``). A bundled or
+    httpstan run without the field fed httpstan's writer; the label stays (the cost shows only where a gradient
+    takes microseconds), the record says it."""
+    record = {**record, "schema_version": 8}
+    if record.get("kind") == "run" and record.get("front_end") in ("bundled", "httpstan"):
+        info = record.get("engine_info") or {}
+        if "diagnostic_writer" not in info:
+            record["engine_info"] = {**info, "diagnostic_writer": HTTPSTAN_DIAGNOSTICS}
+    return record
+
+
 # Upgrades, one step each: a record of version v goes through MIGRATIONS[v], MIGRATIONS[v + 1], ... Files are
 # never rewritten (history is append-only); records are upgraded as they are read.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8}

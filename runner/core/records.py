@@ -31,7 +31,7 @@ from stanjax.runner.core.environment import Machine, Provenance, provenance
 from stanjax.runner.core.migrations import MIGRATIONS
 from stanjax.runner.core.run_measures import MachineLoad, RunEnergy, RunMetrics, RunTimings
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 RESULTS_FILE = "results.jsonl"
 MEASUREMENTS_FILE = "measurements.jsonl"  # what is measured beside runs: studies, calibrations
 RESULTS_FILES = (RESULTS_FILE, RESULTS_FILE + ".gz")  # a closed campaign's may be committed gzipped

@@ -6,6 +6,11 @@ thread-local storage reached through ``__tls_get_addr`` on every autodiff node: 
 its cost without it here (0.058 against 0.029 ms, one chain on one core; in a CmdStan executable the same macro costs
 nothing measurable). So, as CmdStan builds by default, only programs that run Stan's threads (``reduce_sum``,
 ``map_rect``) get it.
+
+httpstan's services object also sends every iteration's unconstrained values, momenta and gradients to a diagnostic
+writer that formats them as JSON; nothing reads them (CmdStan writes them only when asked for a diagnostic file). On
+eight schools (a 2 microsecond gradient) that formatting took a quarter of the chain's CPU. So the services object
+is built with Stan's no-op writer in its place (``NO_DIAGNOSTICS``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ HIDDEN_SYMBOLS = "-fvisibility=hidden -fvisibility-inlines-hidden"
 
 CARRIED_MARK = "carried: "
 
+# httpstan's diagnostic writer, in each sampling wrapper of stan_services.cpp, and Stan's base writer (a no-op).
+DIAGNOSTIC_WRITER = 'new stan::callbacks::socket_writer(socket_filename, "diagnostic_writer:")'
+NO_DIAGNOSTICS = "new stan::callbacks::writer()"
+
 
 def uses_threads(code: str) -> bool:
     """Whether a Stan program runs Stan's threads (``reduce_sum``, ``map_rect``), so needs ``STAN_THREADS``."""
@@ -56,7 +65,7 @@ def macros(threads: bool) -> list[tuple[str, str | None]]:
 
 def described(isa: str, threads: bool) -> str:
     """A build in words, for records and the program's comment (httpstan's cache key)."""
-    return f"{flags(isa)}, {'with' if threads else 'without'} STAN_THREADS"
+    return f"{flags(isa)}, {'with' if threads else 'without'} STAN_THREADS, no diagnostic writer"
 
 
 @contextlib.contextmanager
@@ -125,14 +134,14 @@ def services_path(build_flags: str, threads: bool) -> Path:
     httpstan's cache."""
     import httpstan.cache
 
-    key = hashlib.sha256(f"{build_flags}|{macros(threads)}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{build_flags}|{macros(threads)}|{NO_DIAGNOSTICS}".encode()).hexdigest()[:12]
     return httpstan.cache.cache_directory() / "stanjax-services" / key
 
 
 def services_folder(build_flags: str, threads: bool) -> Path:
     """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
-    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` compiled as httpstan compiles a model,
-    with ``build_flags`` and ``macros(threads)`` (once per build and httpstan version; minutes). Every checkout's
+    links to its ``include`` and ``lib``, and its ``stan_services.cpp`` (with ``services_source``'s writer) compiled
+    as httpstan compiles a model, with ``build_flags`` and ``macros(threads)`` (once per build and httpstan version; minutes). Every checkout's
     venv shares it: a link into a venv since deleted is pointed at this one's (the same httpstan version's files)."""
     import httpstan.models
     from setuptools._distutils import sysconfig
@@ -151,17 +160,28 @@ def services_folder(build_flags: str, threads: bool) -> Path:
     if (folder / "stan_services.o").exists():
         return folder
     with tempfile.TemporaryDirectory(dir=folder) as build:
+        source = Path(build) / "stan_services.cpp"
+        source.write_text(services_source((package / "stan_services.cpp").read_text()))
         compiler = new_compiler()
         sysconfig.customize_compiler(compiler)  # Python's flags, and CPPFLAGS, as setuptools builds a model
         [built] = compiler.compile(
-            [str(package / "stan_services.cpp")],
+            [str(source)],
             output_dir=build,
             macros=list(macros(threads)),  # typed as the stub's (invariant) list of 1- or 2-tuples
-            include_dirs=[str(package / "include"), sysconfig.get_python_inc()],
+            # httpstan's folder for the socket writers its source includes by name
+            include_dirs=[str(package), str(package / "include"), sysconfig.get_python_inc()],
             extra_postargs=[*HTTPSTAN_ARGS.split(), *build_flags.split()],
         )
         os.replace(built, folder / "stan_services.o")  # whole or not at all: a killed build leaves none
     return folder
+
+
+def services_source(cpp: str) -> str:
+    """httpstan's ``stan_services.cpp`` with Stan's no-op writer for the diagnostic writer of both its samplers
+    (NUTS and fixed_param); an httpstan whose source reads otherwise is refused rather than built unchanged."""
+    if cpp.count(DIAGNOSTIC_WRITER) != 2:
+        raise RuntimeError("httpstan's stan_services.cpp does not construct its diagnostic writer as expected")
+    return cpp.replace(DIAGNOSTIC_WRITER, NO_DIAGNOSTICS)
 
 
 def carried_from(model_name: str) -> str | None:

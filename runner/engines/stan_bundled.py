@@ -19,6 +19,7 @@ import numpy as np
 
 from stanjax.models import UsageError
 from stanjax.runner.core import isa as isas
+from stanjax.runner.core import migrations
 from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
 from stanjax.runner.engines import stan_build
@@ -56,6 +57,7 @@ class HttpstanBackend:
             "stan_version": _httpstan_stan_version(),
             "compile_flags": f"{stan_build.flags(isa)} (CPPFLAGS) {stan_build.HTTPSTAN_ARGS} (httpstan's)",
             "stan_threads": threads,
+            "diagnostic_writer": migrations.NO_DIAGNOSTICS,
             **isas.info(isa),
             "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
@@ -217,7 +219,7 @@ def _refuse_to_fork_with_jax() -> None:
         )
 
 
-# The chains send a message or two an iteration (a draw, the diagnostic writer's values): read one by one, the
+# The chains send a message an iteration (a draw): read one by one, the
 # reader woke for every message, and each wake took a core from a chain where chains outnumber cores (eight
 # schools, one chain and the reader on one core: 0.0096 ms a gradient by Stan's clock, 0.0040 read in batches). So
 # after a round in which no socket brought much it waits a moment, and the next round reads many messages at once;
@@ -227,9 +229,9 @@ BATCH_WAIT_S = 0.002
 
 
 def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
-    """Run every chain at once; per chain, the JSON lines its sample writer and logger sent (the diagnostic
-    writer's per-iteration momenta and gradients are read and dropped). With ``threads`` > 1 each chain runs on
-    its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
+    """Run every chain at once; per chain, the JSON lines its logger and its init and sample writers sent (its
+    services object has no diagnostic writer: ``stan_build.NO_DIAGNOSTICS``). With ``threads`` > 1 each chain runs
+    on its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
     ``_refuse_to_fork_with_jax``)."""
     _refuse_to_fork_with_jax()
     usable = sorted(os.sched_getaffinity(0))
@@ -244,7 +246,7 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             path = f"{folder}/{chain}.sock"
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listener.bind(path)
-            listener.listen(4)  # Stan's init, sample and diagnostic writers and its logger
+            listener.listen(3)  # Stan's logger and its init and sample writers
             listeners[listener] = chain
             cores = usable[(chain - 1) * threads : chain * threads] if threads > 1 else None
             process = context.Process(target=_chain_process, args=(module, path, {**arguments, "chain": chain}, cores))
@@ -252,7 +254,6 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             processes.append(process)
         received: dict[socket.socket, tuple[int, list[bytes]]] = {}
         closed: set[socket.socket] = set()
-        dropped: set[socket.socket] = set()
         running = {process.sentinel for process in processes}  # readable once the process has ended
         try:
             while True:
@@ -277,13 +278,10 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                         continue
                     chunk = source.recv(1 << 20)
                     brought = max(brought, len(chunk))
-                    parts = received[source][1]
-                    if not chunk:
+                    if chunk:
+                        received[source][1].append(chunk)
+                    else:
                         closed.add(source)
-                    elif not parts and chunk.startswith(b'{"version":1,"topic":"diagnostic"'):
-                        dropped.add(source)
-                    elif source not in dropped:
-                        parts.append(chunk)
                 if running and brought < BATCH_BYTES:
                     time.sleep(BATCH_WAIT_S)
         finally:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stanjax.models import ROOT
-from stanjax.runner.core import environment, packing, records, run_measures
+from stanjax.runner.core import environment, migrations, packing, records, run_measures
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl"
 
@@ -337,6 +337,29 @@ def test_schema_5_runs_started_no_superchains():
     run = records.migrate({"schema_version": 5, "kind": "run", "metrics": {"max_rhat": 1.0}})
     assert run["metrics"] == {"max_rhat": 1.0, "superchains": 0, "max_rhat_nested": None}
     assert records.migrate({"schema_version": 5, "kind": "run", "metrics": None})["metrics"] is None
+
+
+@pytest.mark.parametrize("front_end", ["bundled", "httpstan"])
+def test_schema_7_bundled_runs_fed_httpstans_diagnostic_writer(front_end):
+    """Before schema 8 every bundled Stan chain formatted its diagnostics for httpstan's writer: the record says so,
+    keeps its label, and a run of another front end or a measurement is left as it was."""
+    info = {"stan_threads": False}
+    run = records.migrate(
+        {"schema_version": 7, "kind": "run", "engine": "stan", "front_end": front_end, "engine_info": info}
+    )
+    assert run["engine_info"] == {**info, "diagnostic_writer": migrations.HTTPSTAN_DIAGNOSTICS}
+    assert run["front_end"] == front_end
+    cmdstan = records.migrate({"schema_version": 7, "kind": "run", "front_end": "cmdstan", "engine_info": {}})
+    assert cmdstan["engine_info"] == {}
+    now = records.migrate(
+        {
+            "schema_version": 8,
+            "kind": "run",
+            "front_end": "bundled",
+            "engine_info": {"diagnostic_writer": migrations.NO_DIAGNOSTICS},
+        }
+    )
+    assert now["engine_info"]["diagnostic_writer"] == migrations.NO_DIAGNOSTICS
 
 
 def test_every_committed_record_reads_in_the_current_schema():

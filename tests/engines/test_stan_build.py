@@ -2,6 +2,7 @@
 thread-local storage cost arma 2x a gradient), symbols hidden so a module of each kind samples in one process."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,48 @@ def test_a_module_with_stan_threads_and_modules_without_sample_in_one_process():
     done = subprocess.run([WORKER_PYTHON, "-c", BOTH_KINDS], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["True", "True", "False", "True", "False", "True"]
+
+
+def test_the_services_object_is_built_without_httpstans_diagnostic_writer():
+    """httpstan's diagnostic writer formats every iteration's values, momenta and gradients as JSON that nothing
+    reads (a quarter of eight schools' chain CPU); both samplers get Stan's no-op writer, and a source that does
+    not construct the writer as expected is refused rather than built unchanged."""
+    import httpstan
+
+    cpp = (Path(httpstan.__file__).parent / "stan_services.cpp").read_text()
+    built = stan_build.services_source(cpp)
+    assert stan_build.DIAGNOSTIC_WRITER not in built and built.count(stan_build.NO_DIAGNOSTICS) == 2
+    assert built.replace(stan_build.NO_DIAGNOSTICS, stan_build.DIAGNOSTIC_WRITER) == cpp  # nothing else changed
+    with pytest.raises(RuntimeError, match="diagnostic writer"):
+        stan_build.services_source(cpp.replace(stan_build.DIAGNOSTIC_WRITER, "new other_writer()", 1))
+    assert "no diagnostic writer" in HttpstanBackend.program_code(models.get(EIGHT_SCHOOLS).stan_file, "native")
+
+
+CONNECTIONS = f"""
+import socket
+from stanjax import models
+from stanjax.runner.core.config import RunConfig
+from stanjax.runner.engines import stan_bundled
+accepted = []
+class Counted(socket.socket):
+    def accept(self):
+        accepted.append(1)
+        return super().accept()
+stan_bundled.socket = type(socket)("counted_socket")
+stan_bundled.socket.__dict__.update({{**socket.__dict__, "socket": Counted}})
+spec = models.get("{EIGHT_SCHOOLS}")
+backend = stan_bundled.HttpstanBackend()
+result = backend.sample(backend.compile(spec.stan_file), spec.data("tiny", 1), RunConfig(size="tiny", chains=2,
+    warmup=100, draws=100), seed=3)
+print(len(accepted), result.info["diagnostic_writer"])
+"""
+
+
+@pytest.mark.stan
+def test_a_chain_connects_its_logger_init_and_sample_writers_only():
+    """Each chain's writers connect to its socket when constructed: the logger, the init and the sample writer
+    (httpstan's own build connects a fourth, the diagnostic writer: 8 for two chains, seen by hand)."""
+    done = subprocess.run([WORKER_PYTHON, "-c", CONNECTIONS], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    count, writer = done.stdout.strip().split(" ", 1)
+    assert int(count) == 6 and writer.startswith("none")
