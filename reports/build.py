@@ -341,10 +341,10 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     return out_dir / "index.html"
 
 
-def failed_groups(failed: pd.DataFrame) -> list[dict]:
+def failed_groups(failed: pd.DataFrame, error_lines: int = 3) -> list[dict]:
     """Failed runs, a row per machine, model, engine setup and status: how many failed and in which repeats, the
-    first one's error, and the other runs' last lines where they differ (a failure repeated in every block is one
-    row, not one per block)."""
+    first one's error (its last ``error_lines``: the exception and where it was raised; runs.csv has it whole), and
+    the other runs' last lines where they differ (a failure repeated in every block is one row, not one per block)."""
 
     def last_line(error: str) -> str:
         return (error.strip().splitlines() or [""])[-1]
@@ -361,7 +361,7 @@ def failed_groups(failed: pd.DataFrame) -> list[dict]:
                 "label": label,
                 "status": status,
                 "repeats": sorted(int(r) + 1 for r in group.repeat),
-                "error": errors[0],
+                "error": "\n".join(errors[0].strip().splitlines()[-error_lines:]),
                 "other_errors": sorted({last_line(e) for e in errors[1:]} - {last_line(errors[0])}),
             }
         )

@@ -112,9 +112,9 @@ def _v7_to_v8(record: dict) -> dict:
     httpstan run without the field fed httpstan's writer; the label stays (the cost shows only where a gradient
     takes microseconds), the record says it."""
     record = {**record, "schema_version": 8}
-    if record.get("kind") == "run" and record.get("front_end") in ("bundled", "httpstan"):
-        info = record.get("engine_info") or {}
-        if "diagnostic_writer" not in info:
+    info = record.get("engine_info")
+    if record.get("kind") == "run" and record.get("front_end") in ("bundled", "httpstan") and info:
+        if "diagnostic_writer" not in info:  # (a run that failed before Stan reported itself has no info to add to)
             record["engine_info"] = {**info, "diagnostic_writer": HTTPSTAN_DIAGNOSTICS}
     return record
 

@@ -351,6 +351,8 @@ def test_schema_7_bundled_runs_fed_httpstans_diagnostic_writer(front_end):
     assert run["front_end"] == front_end
     cmdstan = records.migrate({"schema_version": 7, "kind": "run", "front_end": "cmdstan", "engine_info": {}})
     assert cmdstan["engine_info"] == {}
+    failed = records.migrate({"schema_version": 7, "kind": "run", "front_end": "bundled", "engine_info": {}})
+    assert failed["engine_info"] == {}  # no info reported: nothing to say of it
     now = records.migrate(
         {
             "schema_version": 8,

@@ -1164,7 +1164,11 @@ def test_a_failure_repeated_in_every_block_is_one_row(tmp_path, fixture_records)
     model_id = stan[0].model_id
     failing = [r for r in stan if r.model_id == model_id][:2]
     assert len(failing) == 2 and failing[0].repeat != failing[1].repeat
-    errors = {failing[0].run_id: "Traceback\nRuntimeError: Stan chain 1 failed (exit -11)"}
+    errors = {
+        failing[
+            0
+        ].run_id: "Traceback\n  File w.py\n  File s.py, line 9\n    raise\nRuntimeError: Stan chain 1 failed (exit -11)"
+    }
     errors[failing[1].run_id] = "Traceback\nRuntimeError: Stan chain 3 failed (exit -11)"
     recs = [
         replace(r, status="error", valid=False, error=errors[r.run_id]) if r.run_id in errors else r
@@ -1175,6 +1179,7 @@ def test_a_failure_repeated_in_every_block_is_one_row(tmp_path, fixture_records)
     assert len(rows) == 1, rows
     assert f'<td>2</td><td class="text">{failing[0].repeat + 1}, {failing[1].repeat + 1}</td>' in rows[0]
     assert "Stan chain 1 failed" in rows[0] and "the others ended: RuntimeError: Stan chain 3 failed" in rows[0]
+    assert "File s.py, line 9" in rows[0] and "File w.py" not in rows[0]  # the last lines; runs.csv has them all
 
 
 def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fixture_records):
