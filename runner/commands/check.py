@@ -103,10 +103,10 @@ def add_parser(verbs) -> None:
         "--reference",
         type=Path,
         metavar="DRAWS.json[.zip]",
-        help="reference draws in posteriordb's format (reference_posteriors/draws/draws/"
-        "<posterior>.json.zip: a list of chains, each {parameter: draws}): both engines' runs are "
-        "checked against it as against the zoo's references, and its means and sds stand beside "
-        "theirs",
+        help="with MODEL.stan MODEL.py: reference draws in posteriordb's format (reference_posteriors/draws/"
+        "draws/<posterior>.json.zip: a list of chains, each {parameter: draws}): both engines' runs are "
+        "gated on it as the zoo's are on their references (a posterior ID brings its own), and its means "
+        "and sds stand beside theirs",
     )
     parser.add_argument(
         "--stop-after", choices=STAGES, default="run", help="the last stage to run (default: %(default)s)"

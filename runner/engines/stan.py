@@ -50,12 +50,17 @@ def check_program(spec: ModelSpec) -> None:
     """Run stanc (bundled with httpstan) on the spec's programs (its threaded and expert ones too); raise
     UsageError with stanc's message if one fails."""
     for stan_file in filter(None, (spec.stan_file, spec.stan_threaded_file, spec.stan_expert_file)):
-        returncode, _, errors = stanc(stan_file, stan_file.read_text())
-        if returncode != 0:
-            lines = [line.strip() for line in errors.splitlines()]
-            message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
-            shown = str(stan_file.relative_to(spec.stan_dir))
-            raise UsageError(f"{shown} does not compile: {message}")
+        check_file(stan_file, str(stan_file.relative_to(spec.stan_dir)))
+
+
+def check_file(stan_file: Path, shown: str) -> None:
+    """Raise UsageError, as ``shown``, with stanc's message (which names ``stan_file`` and the line) if the program
+    does not compile."""
+    returncode, _, errors = stanc(stan_file, stan_file.read_text())
+    if returncode != 0:
+        lines = [line.strip() for line in errors.splitlines()]
+        message = " ".join(line for line in lines if line and not re.match(r"(\d+:|-+$|\^)", line))
+        raise UsageError(f"{shown} does not compile: {message}")
 
 
 class StanEngine:

@@ -52,7 +52,7 @@ def applicable(model_id: str, size: str, resize, data_hash: str | None) -> tuple
     for the validity gate, the nightly gold check and the report."""
     if resize:
         return None, "no reference for resized data (a study's grid point)"
-    if model_id not in models.registry() or size not in models.SIZE_NAMES:  # never a file name from a record
+    if model_id not in models.registry() or size not in models.get(model_id).sizes:  # never a name from a record
         return None, "no reference: not a model and size preset of this checkout"
     spec = models.get(model_id)
     if spec.reference_twin:  # the same posterior reparameterised: its reference, narrowed to this model's names
@@ -247,6 +247,7 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
     held = [name for name in names if all(name in chain for chain in chains)]
     if not held:
         raise UsageError(f"{path} has no draws of {', '.join(names)} (it has {', '.join(chains[0]) or 'none'})")
+    _refuse_other_elements(path, names, list(chains[0]))
     try:
         draws = {name: np.array([chain[name] for chain in chains], dtype=np.float64) for name in held}
     except ValueError as err:  # chains of different lengths, or draws that are not numbers
@@ -262,3 +263,27 @@ def from_posteriordb(path: Path, names: list[str]) -> dict:
             name: {key: table[name][key] for key in ("mean", "mcse_mean", "sd", "mcse_sd")} for name in held
         },
     }
+
+
+def _refuse_other_elements(path: Path, names: list[str], drawn: list[str]) -> None:
+    """A file whose draws of one of the model's parameters have other elements than the model's (``beta[1..5]``
+    against a vector[3] ``beta``) holds another posterior's draws: a UsageError before anything runs, not a
+    "different posterior" after the whole check."""
+
+    def elements(listed: list[str]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for name in listed:
+            found.setdefault(name.split("[")[0], set()).add(name)
+        return found
+
+    model, file = elements(names), elements(drawn)
+    odd = [
+        f"{base} ({len(file[base])} in the file, {len(model[base])} in the model)"
+        for base in model
+        if base in file and file[base] != model[base]
+    ]
+    if odd:
+        raise UsageError(
+            f"{path}: its draws of {', '.join(odd)} have other elements than the model's parameters: "
+            "the draws of another posterior"
+        )

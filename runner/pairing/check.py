@@ -25,6 +25,7 @@ first laid out under ``OUT/model`` as a model folder (the layout ``--model-dir``
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stanjax import jax_models
+from stanjax import jax_models, models
 from stanjax.models import ModelSpec, UsageError, option
 from stanjax.reports.stats import Ratio
 from stanjax.runner.core.records import RunRecord
@@ -45,7 +46,7 @@ from stanjax.runner.measure.plan import Request, plan
 from stanjax.runner.pairing import density
 from stanjax.runner.pairing.agreement import agreement, engine_rows, parameter_rows, speed_ratio
 from stanjax.runner.pairing.check_verdicts import DIFFERENT, EXIT, SAME, SAMPLING_FAILED, run_verdict
-from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, target
+from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, reference_file, target
 from stanjax.runner.pairing.speed_advice import speed_advice
 
 STAGES = ("static", "density", "run")
@@ -256,8 +257,9 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
 
 
 def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored: list[str], start: float):
-    """The static stage (stanc, shapes, data; timed from ``start``): its findings and the reference given with
-    ``--reference``; a problem is a one-line UsageError in the user's own file names."""
+    """The static stage (stanc, shapes, data; timed from ``start``): its findings and the reference the runs are
+    gated on (``--reference``'s, or the model's own); a problem is a one-line UsageError in the user's own file
+    names."""
     spec, given = result.spec, result.given
     try:
         findings = static_checks.require(spec, data)  # problems: one line each
@@ -266,9 +268,13 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
             raise static_checks.StaticCheckError(f"{spec.id}: {beyond}")
     except static_checks.StaticCheckError as err:
         raise static_checks.StaticCheckError(as_given(str(err), spec, given)) from None
-    reference = None
-    if request.reference is not None:
-        reference = references.from_posteriordb(request.reference, references.element_names(findings.parameters))
+    if request.reference is not None:  # the laid-out spec's outside truth (pair_files.TRUTH), before any run
+        summary = references.from_posteriordb(request.reference, references.element_names(findings.parameters))
+        header = {key: summary[key] for key in ("without", "other")}
+        header["source"] = f"{summary['source']}: {summary['chains']} chains of {summary['draws']} draws"
+        reference_file(spec).write_text(json.dumps({"header": header, "parameters": summary["parameters"]}))
+    # the one rule the runs' gates follow: the record and the verdict judge by the same reference
+    reference = references.applicable(spec.id, result.size, None, models.data_hash(data))[0]
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
     notes = (
         [
@@ -278,10 +284,11 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
         if ignored
         else []
     ) + findings.notes
-    if reference is not None and reference["without"]:
-        notes.append(f"the reference has no draws of {', '.join(reference['without'])}: not checked against it")
-    if reference is not None and reference["other"]:
-        other = reference["other"]
+    header = reference["header"] if reference is not None else {}
+    if header.get("without"):
+        notes.append(f"the reference has no draws of {', '.join(header['without'])}: not checked against it")
+    if header.get("other"):
+        other = header["other"]
         shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
         notes.append(f"the reference's draws of {shown} are of no parameter of the model: left out")
     result.stages.append(

@@ -33,14 +33,15 @@ DISAGREE = (
 
 def run_verdict(records: list, pairs: list[dict], reference: dict | None = None) -> tuple[str, list[str]]:
     """SAME where every run passed its gates and the engines agree; else SAMPLING_FAILED (the density check agreed
-    before the runs), with advice per failed gate naming the engines that failed it. With a reference given
-    (``--reference``): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
+    before the runs), with advice per failed gate naming the engines that failed it. With a reference (``--reference``'s,
+    or the model's own): DIFFERENT where the runs pass, the engines agree with each other and a run does not agree
     with the reference: the posterior the two share is not the reference's."""
     failed: dict[str, set[str]] = {}
     chains = []  # which chains failed R-hat, and how (runner.measure.diagnose), per run
     for r in records:
         for gate in r.failed_gates or (["completed"] if r.status != "ok" else []):
-            failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
+            if not (gate == "reference" and reference is not None):  # judged below, with the engines' agreement
+                failed.setdefault(gate, set()).add(ENGINE_NAMES[r.engine])
         chains += [
             f"{ENGINE_NAMES[r.engine]} run {r.repeat + 1}: {line}"
             for line in (r.gates.get("rhat") or {}).get("chains", [])
@@ -53,14 +54,14 @@ def run_verdict(records: list, pairs: list[dict], reference: dict | None = None)
         return SAMPLING_FAILED, [DISAGREE]
     if reference is not None:
         gates = [
-            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
+            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["header"]["source"]))
             for r in records
         ]
         off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
         if off:
             engine, worst = max(off, key=lambda item: item[1]["max_z"])
             return DIFFERENT, [
-                f"the engines agree with each other, not with the reference ({reference['source']}): "
+                f"the engines agree with each other, not with the reference ({reference['header']['source']}): "
                 f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
                 f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
             ]

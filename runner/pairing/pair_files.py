@@ -16,7 +16,7 @@ import numpy as np
 
 from stanjax import jax_models, models
 from stanjax.models import ModelSpec, UsageError, option
-from stanjax.runner.engines.stan import check_program
+from stanjax.runner.engines.stan import check_file
 from stanjax.runner.measure import stan_program
 
 GIVEN = "given"  # the size preset of a pair checked on a data file
@@ -51,6 +51,11 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
             raise UsageError(f"{option('data')} goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
+        if args.reference:
+            raise UsageError(
+                f"{option('reference')} goes with MODEL.stan MODEL.py; a posterior ID is checked against its own "
+                "reference"
+            )
         spec = models.get(args.target[0])
         set_aside_earlier(out_dir(args, spec.id))
         return spec, args.size, [], None
@@ -64,7 +69,8 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
             raise UsageError(f"no such file: {path}")
     spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
     set_aside_earlier(out_dir(args, spec_id))
-    spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, out_dir(args, spec_id) / "model")
+    folder = out_dir(args, spec_id) / "model"
+    spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, folder, args.reference is not None)
     return spec, GIVEN, ignored, (stan_file, numpyro_file)
 
 
@@ -116,7 +122,7 @@ SPEC_TEMPLATE = '''"""Written by `stanjax check`: {stan} and {numpyro} on {data}
 from dataclasses import dataclass
 from pathlib import Path
 
-from stanjax.models import ModelSpec, Parameter
+from stanjax.models import ModelSpec, Parameter, posteriordb
 from stanjax.runner.pairing.pair_files import read_json_data
 
 
@@ -130,18 +136,28 @@ SPEC = ModelSpec(
     description={description!r},
     parameters=({parameters}),
     sizes={{{given!r}: {{}}}},
-    generate=generate,
+    generate=generate,{truth}
 )
 '''
+# The spec's outside truth, where ``--reference`` gave one (``reference_file``).
+TRUTH = """
+    ground_truth=posteriordb.outside_truth(Path(__file__).with_suffix(".reference.json"), {id!r}, generate),"""
+
+
+def reference_file(spec: ModelSpec) -> Path:
+    """Where a laid-out pair keeps the summary of ``--reference`` that its spec reads as its outside truth."""
+    return spec.home / "models" / f"{spec.id}.reference.json"
 
 
 def lay_out_pair(
-    stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path
+    stan_file: Path, numpyro_file: Path, data_file: Path, spec_id: str, folder: Path, with_reference: bool = False
 ) -> tuple[ModelSpec, list[str]]:
     """The pair as a model folder (models/<id>.py and .json, stan/, jax_models/), its parameters (names and shapes
     on the data) read from the Stan program; the spec, from the registry, and the data keys its data file leaves
-    out (``ignored_keys``)."""
+    out (``ignored_keys``). ``with_reference``: the spec's outside truth is ``reference_file(spec)``, which the
+    static stage writes from ``--reference`` before anything runs, so that every run is gated on it."""
     data = read_json_data(data_file)
+    check_file(stan_file, stan_file.name)  # stanc's own message, naming the user's file and line, not the copy's
     for sub in ("models", "stan", "jax_models"):
         (folder / sub).mkdir(parents=True)
     model_name = spec_id.split("-", 1)[1]
@@ -149,7 +165,6 @@ def lay_out_pair(
     shutil.copyfile(numpyro_file, folder / "jax_models" / f"{model_name}.py")
     shutil.copyfile(data_file, folder / "models" / f"{spec_id}.json")
     provisional = ModelSpec(spec_id, "", (), {GIVEN: {}}, lambda seed: data, home=folder.resolve())
-    check_program(provisional)  # stanc's own message for a program that does not compile
     program = stan_program.read_program(provisional.stan_file)
     env = program.environment(data)
     parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
@@ -162,6 +177,7 @@ def lay_out_pair(
             given=GIVEN,
             description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
             parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters),
+            truth=TRUTH.format(id=spec_id) if with_reference else "",
         )
     )
     models.add_model_dir(folder)

@@ -15,6 +15,7 @@ import pytest
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.commands.cli import main
+from stanjax.runner.core.records import read as read_records
 from stanjax.runner.measure import diagnose, stan_program, static_checks
 from stanjax.runner.pairing import agreement, check, check_verdicts, pair_files, speed_advice
 
@@ -187,6 +188,22 @@ def test_an_error_in_the_port_names_the_users_file_and_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message.format(py=py) in err, err
     assert str(tmp_path / "out") not in err  # no path into the copy
+
+
+def test_a_stan_program_that_does_not_compile_is_named_by_the_users_file_and_line(
+    pair, own_models, monkeypatch, tmp_path, capsys
+):
+    """Issue 64: stanc's message names the user's file and line, never the laid-out copy (which check named by the
+    NumPyro file's stem), in one line, exit 2, before anything is laid out."""
+    stan, py, data = pair
+    stan.write_text(stan.read_text().replace("vector[K] beta;", "vector[K] beta"))
+    nothing_may_sample(monkeypatch)
+    out = tmp_path / "out"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"poisson_regression.stan does not compile: Syntax error in '{stan}', line 9" in err, err
+    assert str(out) not in err and not (out / "model").exists()
 
 
 def test_data_keys_neither_model_uses_are_ignored_with_a_note(pair, own_models, tmp_path, capsys):
@@ -523,11 +540,43 @@ def test_a_reference_without_the_pairs_parameters_is_one_line_and_exit_2(
     assert "is not posteriordb reference draws: expected a list of chains" in capsys.readouterr().err
 
 
+def test_a_reference_whose_draws_of_a_parameter_have_other_elements_is_refused_before_anything_runs(
+    pair, own_models, monkeypatch, tmp_path, capsys
+):
+    """Issue 64: draws of another posterior that share a name with the model's (``beta[1..5]`` against a vector[3]
+    ``beta``) were found only after the whole check, as a different posterior; now one line and exit 2. Draws that
+    match, beside quantities of the file's own, pass the static stage with a note."""
+    stan, py, data = pair
+    nothing_may_sample(monkeypatch)
+
+    def reference(*names):
+        path = tmp_path / f"reference-{len(names)}.json"
+        path.write_text(json.dumps([{name: [0.1 * i for i in range(10)] for name in names} for _ in range(2)]))
+        return path
+
+    other = reference("alpha", *(f"beta[{i}]" for i in range(1, 6)))
+    args = ["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"), "--reference"]
+    assert main([*args, str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"stanjax check: error: {other}: its draws of beta (5 in the file, 3 in the model) have other elements than "
+        "the model's parameters: the draws of another posterior\n"
+    )
+    assert main(["check", "covtype_synth-logistic_regression", "--reference", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        "stanjax check: error: --reference goes with MODEL.stan MODEL.py; a posterior ID is checked against its own "
+        "reference\n"
+    )
+    same = reference("alpha", "beta[1]", "beta[2]", "beta[3]", "sigma")
+    assert main([*args, str(same), "--stop-after", "static"]) == 0
+    assert "the reference's draws of sigma are of no parameter of the model: left out" in capsys.readouterr().out
+
+
 def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_different_posterior():
     """The two engines share a posterior that is not the reference's (a different model or data): the verdict is
     "different posterior", naming the farthest parameter; within the reference's MCSEs, "same"."""
     reference = {
-        "source": "posteriordb reference draws x.json",
+        "header": {"source": "posteriordb reference draws x.json"},
         "parameters": {"mu": {"mean": 1.0, "mcse_mean": 0.02, "sd": 1.0, "mcse_sd": 0.02}},
     }
     runs = [a_run("stan", means={"mu": 1.0}), a_run("numpyro", means={"mu": 1.01})]
@@ -540,6 +589,12 @@ def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_differen
         "the engines agree with each other, not with the reference (posteriordb reference draws x.json): Stan's mean "
         "of mu is 18 combined MCSEs from it (limit 5)"
     )
+    # the runs' own gates judged them on the same reference: still the one verdict, not a sampling failure
+    gated = [a_run(run.engine, failed=["reference"], means={"mu": 1.0}) for run in runs]
+    for run in gated:
+        run.metrics.posterior_mcse_sd, run.metrics.posterior_khat = {"mu": 0.02}, {"mu": 0.0}
+    assert check_verdicts.run_verdict(gated, [{"passed": True}], reference)[0] == check_verdicts.DIFFERENT
+    assert check_verdicts.run_verdict(gated, [{"passed": True}])[0] == check_verdicts.SAMPLING_FAILED
 
 
 @pytest.mark.stan
@@ -595,6 +650,8 @@ def test_a_port_of_posteriordbs_garch11_is_the_same_posterior_as_its_reference(o
     assert "note: the reference has no draws of beta1_share: not checked against it" in text
     page = (out / "check.html").read_text()
     assert "ref. mean" in text and "<th>reference mean</th>" in page and "--reference" in page  # made by, in full
+    runs = read_records(out)  # the records say what the table says: gated on the reference given
+    assert runs and all(r.gates["reference"]["checked"] and r.gates["reference"]["passed"] for r in runs)
 
 
 def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_interval():
