@@ -274,7 +274,8 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
         header["source"] = f"{summary['source']}: {summary['chains']} chains of {summary['draws']} draws"
         reference_file(spec).write_text(json.dumps({"header": header, "parameters": summary["parameters"]}))
     # the one rule the runs' gates follow: the record and the verdict judge by the same reference
-    reference = references.applicable(spec.id, result.size, None, models.data_hash(data))[0]
+    found, source = references.applicable(spec.id, result.size, None, models.data_hash(data))
+    reference = None if found is None else {**found, "source": source}
     shapes = ", ".join(static_checks.shape_text(name, shape) for name, shape in findings.parameters.items())
     notes = (
         [

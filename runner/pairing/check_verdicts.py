@@ -54,14 +54,14 @@ def run_verdict(records: list, pairs: list[dict], reference: dict | None = None)
         return SAMPLING_FAILED, [DISAGREE]
     if reference is not None:
         gates = [
-            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["header"]["source"]))
+            (ENGINE_NAMES[r.engine], validity.reference_gate(r.metrics, reference, reference["source"]))
             for r in records
         ]
         off = [(engine, gate) for engine, gate in gates if not gate["passed"]]
         if off:
             engine, worst = max(off, key=lambda item: item[1]["max_z"])
             return DIFFERENT, [
-                f"the engines agree with each other, not with the reference ({reference['header']['source']}): "
+                f"the engines agree with each other, not with the reference ({reference['source']}): "
                 f"{engine}'s mean of {worst['worst_parameter']} is {worst['max_z']:.2g} combined "
                 f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
             ]

@@ -202,7 +202,7 @@ def test_a_stan_program_that_does_not_compile_is_named_by_the_users_file_and_lin
     assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
-    assert f"poisson_regression.stan does not compile: Syntax error in '{stan}', line 9" in err, err
+    assert f"poisson_regression.stan does not compile: Syntax error in '{stan}', line 10" in err, err
     assert str(out) not in err and not (out / "model").exists()
 
 
@@ -576,7 +576,7 @@ def test_engines_that_agree_with_each_other_but_not_the_reference_are_a_differen
     """The two engines share a posterior that is not the reference's (a different model or data): the verdict is
     "different posterior", naming the farthest parameter; within the reference's MCSEs, "same"."""
     reference = {
-        "header": {"source": "posteriordb reference draws x.json"},
+        "source": "posteriordb reference draws x.json",
         "parameters": {"mu": {"mean": 1.0, "mcse_mean": 0.02, "sd": 1.0, "mcse_sd": 0.02}},
     }
     runs = [a_run("stan", means={"mu": 1.0}), a_run("numpyro", means={"mu": 1.01})]
