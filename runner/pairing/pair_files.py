@@ -146,7 +146,7 @@ TRUTH = """
 
 def reference_file(spec: ModelSpec) -> Path:
     """Where a laid-out pair keeps the summary of ``--reference`` that its spec reads as its outside truth."""
-    return spec.home / "models" / f"{spec.id}.reference.json"
+    return spec.stan_dir.parent / "models" / f"{spec.id}.reference.json"
 
 
 def lay_out_pair(
