@@ -6,8 +6,8 @@ older record means by its absence.
 from __future__ import annotations
 
 # What a bundled Stan run's engine_info says of its diagnostic writer (schema 8): httpstan's, or none.
-HTTPSTAN_DIAGNOSTICS = "httpstan's: every iteration's values, momenta and gradients formatted as JSON, unread"
-NO_DIAGNOSTICS = "none: Stan's no-op writer, as CmdStan without a diagnostic file"
+DIAGNOSTIC_WRITER_HTTPSTAN = "httpstan's: every iteration's values, momenta and gradients formatted as JSON, unread"
+DIAGNOSTIC_WRITER_NONE = "none: Stan's no-op writer, as CmdStan without a diagnostic file"
 
 
 def _v1_to_v2(record: dict) -> dict:
@@ -107,15 +107,16 @@ def _v6_to_v7(record: dict) -> dict:
 
 
 def _v7_to_v8(record: dict) -> dict:
-    """Schema 8 says which diagnostic writer the bundled Stan's chains fed. Before it, httpstan's services object formatted every iteration's unconstrained values, momenta and gradients as JSON for
-    a writer nothing read; since, Stan's no-op writer takes them (``stan_build.NO_DIAGNOSTICS``). A bundled or
-    httpstan run without the field fed httpstan's writer; the label stays (the cost shows only where a gradient
-    takes microseconds), the record says it."""
+    """Schema 8 says which diagnostic writer the bundled Stan's chains fed. Before it, httpstan's services object
+    formatted every iteration's unconstrained values, momenta and gradients as JSON for a writer nothing read;
+    since, Stan's no-op writer takes them (``stan_build.NO_OP_WRITER``). A bundled or httpstan run without the field
+    fed httpstan's writer; the label stays (the cost shows only where a gradient takes microseconds), the record
+    says it."""
     record = {**record, "schema_version": 8}
     info = record.get("engine_info")
     if record.get("kind") == "run" and record.get("front_end") in ("bundled", "httpstan") and info:
         if "diagnostic_writer" not in info:  # (a run that failed before Stan reported itself has no info to add to)
-            record["engine_info"] = {**info, "diagnostic_writer": HTTPSTAN_DIAGNOSTICS}
+            record["engine_info"] = {**info, "diagnostic_writer": DIAGNOSTIC_WRITER_HTTPSTAN}
     return record
 
 

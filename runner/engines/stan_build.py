@@ -10,7 +10,7 @@ nothing measurable). So, as CmdStan builds by default, only programs that run St
 httpstan's services object also sends every iteration's unconstrained values, momenta and gradients to a diagnostic
 writer that formats them as JSON; nothing reads them (CmdStan writes them only when asked for a diagnostic file). On
 eight schools (a 2 microsecond gradient) that formatting took a quarter of the chain's CPU. So the services object
-is built with Stan's no-op writer in its place (``NO_DIAGNOSTICS``).
+is built with Stan's no-op writer in its place (``NO_OP_WRITER``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ CARRIED_MARK = "carried: "
 
 # httpstan's diagnostic writer, in each sampling wrapper of stan_services.cpp, and Stan's base writer (a no-op).
 DIAGNOSTIC_WRITER = 'new stan::callbacks::socket_writer(socket_filename, "diagnostic_writer:")'
-NO_DIAGNOSTICS = "new stan::callbacks::writer()"
+NO_OP_WRITER = "new stan::callbacks::writer()"
 
 
 def uses_threads(code: str) -> bool:
@@ -134,15 +134,15 @@ def services_path(build_flags: str, threads: bool) -> Path:
     httpstan's cache."""
     import httpstan.cache
 
-    key = hashlib.sha256(f"{build_flags}|{macros(threads)}|{NO_DIAGNOSTICS}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{build_flags}|{macros(threads)}|{NO_OP_WRITER}".encode()).hexdigest()[:12]
     return httpstan.cache.cache_directory() / "stanjax-services" / key
 
 
 def services_folder(build_flags: str, threads: bool) -> Path:
     """A stand-in for httpstan's package folder, in httpstan's cache (its model modules' rpath points into it):
     links to its ``include`` and ``lib``, and its ``stan_services.cpp`` (with ``services_source``'s writer) compiled
-    as httpstan compiles a model, with ``build_flags`` and ``macros(threads)`` (once per build and httpstan version; minutes). Every checkout's
-    venv shares it: a link into a venv since deleted is pointed at this one's (the same httpstan version's files)."""
+    as httpstan compiles a model, with ``build_flags`` and ``macros(threads)`` (once per build and httpstan version;
+    minutes). Every checkout's venv shares it: a link into a venv since deleted is pointed at this one's (the same httpstan version's files)."""
     import httpstan.models
     from setuptools._distutils import sysconfig
     from setuptools._distutils.ccompiler import new_compiler
@@ -181,7 +181,7 @@ def services_source(cpp: str) -> str:
     (NUTS and fixed_param); an httpstan whose source reads otherwise is refused rather than built unchanged."""
     if cpp.count(DIAGNOSTIC_WRITER) != 2:
         raise RuntimeError("httpstan's stan_services.cpp does not construct its diagnostic writer as expected")
-    return cpp.replace(DIAGNOSTIC_WRITER, NO_DIAGNOSTICS)
+    return cpp.replace(DIAGNOSTIC_WRITER, NO_OP_WRITER)
 
 
 def carried_from(model_name: str) -> str | None:

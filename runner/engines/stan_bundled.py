@@ -57,7 +57,7 @@ class HttpstanBackend:
             "stan_version": _httpstan_stan_version(),
             "compile_flags": f"{stan_build.flags(isa)} (CPPFLAGS) {stan_build.HTTPSTAN_ARGS} (httpstan's)",
             "stan_threads": threads,
-            "diagnostic_writer": migrations.NO_DIAGNOSTICS,
+            "diagnostic_writer": migrations.DIAGNOSTIC_WRITER_NONE,
             **isas.info(isa),
             "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
@@ -230,7 +230,7 @@ BATCH_WAIT_S = 0.002
 
 def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
     """Run every chain at once; per chain, the JSON lines its logger and its init and sample writers sent (its
-    services object has no diagnostic writer: ``stan_build.NO_DIAGNOSTICS``). With ``threads`` > 1 each chain runs
+    services object has no diagnostic writer: ``stan_build.NO_OP_WRITER``). With ``threads`` > 1 each chain runs
     on its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
     ``_refuse_to_fork_with_jax``)."""
     _refuse_to_fork_with_jax()

@@ -347,7 +347,7 @@ def test_schema_7_bundled_runs_fed_httpstans_diagnostic_writer(front_end):
     run = records.migrate(
         {"schema_version": 7, "kind": "run", "engine": "stan", "front_end": front_end, "engine_info": info}
     )
-    assert run["engine_info"] == {**info, "diagnostic_writer": migrations.HTTPSTAN_DIAGNOSTICS}
+    assert run["engine_info"] == {**info, "diagnostic_writer": migrations.DIAGNOSTIC_WRITER_HTTPSTAN}
     assert run["front_end"] == front_end
     cmdstan = records.migrate({"schema_version": 7, "kind": "run", "front_end": "cmdstan", "engine_info": {}})
     assert cmdstan["engine_info"] == {}
@@ -358,10 +358,10 @@ def test_schema_7_bundled_runs_fed_httpstans_diagnostic_writer(front_end):
             "schema_version": 8,
             "kind": "run",
             "front_end": "bundled",
-            "engine_info": {"diagnostic_writer": migrations.NO_DIAGNOSTICS},
+            "engine_info": {"diagnostic_writer": migrations.DIAGNOSTIC_WRITER_NONE},
         }
     )
-    assert now["engine_info"]["diagnostic_writer"] == migrations.NO_DIAGNOSTICS
+    assert now["engine_info"]["diagnostic_writer"] == migrations.DIAGNOSTIC_WRITER_NONE
 
 
 def test_every_committed_record_reads_in_the_current_schema():

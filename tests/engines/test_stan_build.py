@@ -67,8 +67,8 @@ def test_the_services_object_is_built_without_httpstans_diagnostic_writer():
 
     cpp = (Path(httpstan.__file__).parent / "stan_services.cpp").read_text()
     built = stan_build.services_source(cpp)
-    assert stan_build.DIAGNOSTIC_WRITER not in built and built.count(stan_build.NO_DIAGNOSTICS) == 2
-    assert built.replace(stan_build.NO_DIAGNOSTICS, stan_build.DIAGNOSTIC_WRITER) == cpp  # nothing else changed
+    assert stan_build.DIAGNOSTIC_WRITER not in built and built.count(stan_build.NO_OP_WRITER) == 2
+    assert built.replace(stan_build.NO_OP_WRITER, stan_build.DIAGNOSTIC_WRITER) == cpp  # nothing else changed
     with pytest.raises(RuntimeError, match="diagnostic writer"):
         stan_build.services_source(cpp.replace(stan_build.DIAGNOSTIC_WRITER, "new other_writer()", 1))
     assert "no diagnostic writer" in HttpstanBackend.program_code(models.get(EIGHT_SCHOOLS).stan_file, "native")
