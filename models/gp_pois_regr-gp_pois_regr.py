@@ -8,7 +8,7 @@ from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "gp_pois_regr-gp_pois_regr"
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "gp_pois_regr.json")
+generate = posteriordb.fixed_data(CARRIED / "gp_pois_regr.json", entries=("N", "x", "k"))
 
 SPEC = ModelSpec(
     id=SPEC_ID,

@@ -30,13 +30,15 @@ def _carried(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def fixed_data(path: Path) -> Callable[..., dict]:
-    """A spec's ``generate`` for a carried data file: the data set itself, whatever the seed."""
+def fixed_data(path: Path, entries: tuple[str, ...] | None = None) -> Callable[..., dict]:
+    """A spec's ``generate`` for a carried data file: the data set itself, whatever the seed; with ``entries``, those
+    of its entries alone (a data set several programs read holds what any of them declares)."""
 
     def generate(seed: int) -> dict:
         return {
             key: np.asarray(value) if isinstance(value, list) else value
             for key, value in _carried(path)["data"].items()
+            if entries is None or key in entries
         }
 
     generate.__doc__ = f"posteriordb's data set {path.name} (fixed: the seed is unused)."

@@ -144,9 +144,15 @@ def typed_data(given: dict, program: stan_program.StanProgram, where: str) -> tu
     return data, sorted(set(given) - set(data))
 
 
-def shape_text(declaration: stan_program.Declaration) -> tuple:
-    """The parameter's sizes as the spec writes them: literal numbers as ints, expressions as Stan writes them."""
-    sizes = tuple(stan_program.text(size) for size in declaration.sizes())
+def shape_text(declaration: stan_program.Declaration, program: stan_program.StanProgram) -> tuple:
+    """The parameter's sizes as the spec writes them, in data-block names: literal numbers as ints, expressions as
+    Stan writes them, a size the transformed data define as its definition (diamonds' ``Kc`` as ``K - 1``)."""
+    sizes = []
+    for size in declaration.sizes():
+        text = stan_program.text(size)
+        if text in program.transformed_data:
+            text = stan_program.text(program.transformed_data[text])
+        sizes.append(text)
     return tuple(int(size) if size.isdigit() else size for size in sizes)
 
 
@@ -166,7 +172,7 @@ from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "{name}"
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "{data_file}")
+generate = posteriordb.fixed_data(CARRIED / "{data_file}", entries=({entries}))
 
 SPEC = ModelSpec(
     id=SPEC_ID,
@@ -201,7 +207,11 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     if spec_file.exists():
         raise UsageError(f"{spec_file} exists: {found.name} is laid out already")
     taken = {spec.model_name: spec.id for spec in models.registry().values()}
-    if found.model_name in taken or stan_file.exists():
+    published = found.program.read_text()
+    # One program, several data sets (posteriordb's nes1972-nes ... nes2000-nes): the program laid out already,
+    # unchanged, is the pair's; its port serves every data set.
+    shared = stan_file.exists() and stan_file.read_text().split("\n", 2)[-1] == published
+    if not shared and (found.model_name in taken or stan_file.exists()):
         raise UsageError(f"the model name '{found.model_name}' is taken (by {taken.get(found.model_name, stan_file)})")
     written = []
 
@@ -210,20 +220,27 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
-    write(
-        stan_file,
-        f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
-        f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + found.program.read_text(),
-    )
+    if not shared:
+        write(
+            stan_file,
+            f"// posteriordb's program {found.model_name}, unchanged: {found.source(found.program)}\n"
+            f"// (BSD 3-Clause; models/posteriordb/SOURCE.md)\n" + published,
+        )
     program = stan_program.read_program(stan_file)
-    data, left_out = typed_data(read_posteriordb_json(found.data_file), program, found.data_file.name)
+    given = read_posteriordb_json(found.data_file)
+    data, _ = typed_data(given, program, found.data_file.name)
     data_file = carried / f"{found.data_name}.json"
-    source = {"source": found.source(found.data_file), "left_out": left_out, "written_by": command}
-    if not data_file.exists():
-        write(data_file, json.dumps({**source, "data": data}) + "\n")
-    elif json.loads(data_file.read_text())["data"] != data:
+    # One data set, several programs (earnings-earn_height, earnings-logearn_height_male, ...): the file holds the
+    # entries any of them declares, each spec reads its own (``entries``).
+    before = json.loads(data_file.read_text())["data"] if data_file.exists() else {}
+    if any(before[key] != value for key, value in data.items() if key in before):
         raise UsageError(f"{data_file} exists and holds other data than posteriordb's {found.data_name}")
-    parameters = [(d.name, shape_text(d)) for d in program.parameters]
+    data = before | data
+    if data != before:
+        left_out = sorted(set(given) - set(data))
+        source = {"source": found.source(found.data_file), "left_out": left_out, "written_by": command}
+        write(data_file, json.dumps({**source, "data": data}) + "\n")
+    parameters = [(d.name, shape_text(d, program)) for d in program.parameters]
     truth, truth_doc = "", ", with no reference posterior in posteriordb: make one with `stanjax reference`"
     if found.draws_file and found.draws_file.exists():
         shapes: dict[str, tuple | None] = {
@@ -260,13 +277,14 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
             name=found.name,
             doc=doc,
             data_file=data_file.name,
+            entries=", ".join(f'"{d.name}"' for d in program.data) + ("," if len(program.data) == 1 else ""),
             keywords=keywords,
             truth=truth,
             parameters=", ".join(parameter_text(name, shape) for name, shape in parameters)
             + ("," if len(parameters) == 1 else ""),
         ),
     )
-    if not jax_file.exists():
+    if not shared and not jax_file.exists():
         sites = ", ".join(f"{d.name} ({d.text()})" for d in program.parameters)
         write(
             jax_file,
