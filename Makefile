@@ -41,7 +41,8 @@ report: $(LINKED)
 # compiled Stan program (it compiles nothing): the edit loop. The 25 slowest tests are listed at the end.
 TEST_JOBS ?= 2
 PYTEST_WORKERS = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
-test: $(LINKED) browser precompile
+test: $(LINKED) browser
+	$(BIN)/python -m tests.precompile --no-zoo --jobs $(TEST_JOBS) --log out/test-compile.log
 	$(PYTEST_WORKERS) -m "not zoo"
 
 test-zoo: $(LINKED) precompile
@@ -56,6 +57,7 @@ docs: $(LINKED)
 	$(BIN)/mkdocs build --strict
 
 # Compiles into httpstan's cache (~/.cache/httpstan), keyed by program text and interpreter: seconds once done.
+# `make test` compiles all but the programs whose tests only the zoo tier runs (tests/tiers.py); `make test-zoo` all.
 precompile: $(LINKED)
 	$(BIN)/python -m tests.precompile --jobs $(TEST_JOBS) --log out/test-compile.log
 

@@ -4,8 +4,9 @@
   ``make test`` compiles every program first, two at a time (``tests/precompile.py``), so the tests find them in
   httpstan's cache; ``make test-fast`` (``-m "not slow and not stan"``) compiles nothing.
 - ``slow``: runs real samplers, whole campaigns or a JAX self-check in a subprocess (tens of seconds and more).
-- ``zoo``: runs every model of the zoo (the tiny campaign of all of them) or a model at posteriordb's size: the
-  tier whose time grows with the zoo. ``make test`` leaves it out (``-m "not zoo"``), ``make test-zoo`` runs it
+- ``zoo``: runs every model of the zoo (the tiny campaign of all of them), a model at posteriordb's size, or the
+  own tests of a posteriordb posterior beyond one of each kind (``tests/tiers.py``, marked here): the tier whose
+  time grows with the zoo. ``make test`` leaves it out (``-m "not zoo"``), ``make test-zoo`` runs it
   alone, CI runs both.
 - Order: under pytest-xdist (``make test``: ``-n 2 --dist loadfile --no-loadscope-reorder``) each file runs on
   one worker, so a module-scoped fixture (a tiny campaign of test_end_to_end.py) runs once a parameter; the files that take
@@ -23,6 +24,7 @@ import pytest
 from stanjax import models
 from stanjax.models import UsageError
 from stanjax.runner.core.paths import cache_dir
+from tests.tiers import zoo_only
 
 # JAX's persistent compilation cache for every JAX process of the session, not only the run workers (which set it in
 # runner.engines.jax_setup): this process and those the tests start (the sharding self-checks, the studies'
@@ -58,6 +60,11 @@ LONGEST_FIRST = [
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    for item in items:  # a model's own test of a posterior tests/tiers.py leaves to the zoo tier
+        params = getattr(item, "callspec", None) and item.callspec.params.values()
+        ids = [p.id if isinstance(p, models.ModelSpec) else p for p in params or ()]
+        if any(isinstance(model_id, str) and zoo_only(model_id) for model_id in ids):
+            item.add_marker(pytest.mark.zoo)
     rank = {file: i for i, file in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise
 

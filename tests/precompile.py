@@ -36,6 +36,7 @@ from stanjax.runner.commands.compile import compile_each
 from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.measure.jobs import WORKER_PYTHON
+from tests.tiers import zoo_only
 
 PCH_ROOT = ROOT / "out" / "pch"
 # httpstan's default extra arguments for a model's module (httpstan/models.py, build_services_extension_module):
@@ -45,11 +46,11 @@ NO_DEBUG_INFO = "-g0"
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
-def programs() -> dict[str, tuple[Path, str, tuple[str, ...]]]:
+def programs(zoo: bool = True) -> dict[str, tuple[Path, str, tuple[str, ...]]]:
     """Label -> (Stan program, ISA it is built for, stanc's options): each model's program, then its threaded and
     expert ones, then the examples', for the host's ISA; then eight schools for x86-64-v2, and translated with
-    stanc's optimiser (--O1)."""
-    specs = models.registry().values()
+    stanc's optimiser (--O1). ``zoo=False``: without the programs of models whose tests the zoo tier alone runs."""
+    specs = [spec for spec in models.registry().values() if zoo or not zoo_only(spec.id)]
     found = {spec.id: (spec.stan_file, "native", ()) for spec in specs}
     found |= {
         f"{spec.id} (threaded)": (spec.stan_threaded_file, "native", ()) for spec in specs if spec.stan_threaded_file
@@ -64,15 +65,15 @@ def programs() -> dict[str, tuple[Path, str, tuple[str, ...]]]:
     return found
 
 
-def all_cached() -> bool:
-    """Whether httpstan's cache holds every program already (then no header is needed)."""
+def all_cached(found: dict[str, tuple[Path, str, tuple[str, ...]]]) -> bool:
+    """Whether httpstan's cache holds every program ``found`` already (then no header is needed)."""
     import httpstan.cache
     import httpstan.models
 
     names = set(httpstan.cache.list_model_names())
     return all(
         httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa, options)) in names
-        for path, program_isa, options in programs().values()
+        for path, program_isa, options in found.values()
     )
 
 
@@ -209,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.precompile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", "-j", type=int, default=2, help="programs compiled at once (default: 2)")
     parser.add_argument("--log", type=Path, help="file for the compilers' output (default: the terminal)")
+    parser.add_argument(
+        "--no-zoo",
+        dest="zoo",
+        action="store_false",
+        help="leave out the programs of models whose tests the zoo tier alone runs (tests/tiers.py): make test's",
+    )
     parser.add_argument("--one", metavar="LABEL", help=argparse.SUPPRESS)  # one program, in this process
     parser.add_argument("--header", help=argparse.SUPPRESS)  # the precompiled header --one reads
     args = parser.parse_args(argv)
@@ -218,10 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         args.log.parent.mkdir(parents=True, exist_ok=True)
         args.log.write_text("")
     start = time.perf_counter()
-    if all_cached():  # one process per program only to say "cached" took ~20 s
-        print(f"precompile: {len(programs())} Stan programs in httpstan's cache already, none compiled", flush=True)
+    found = programs(args.zoo)
+    if all_cached(found):  # one process per program only to say "cached" took ~20 s
+        print(f"precompile: {len(found)} Stan programs in httpstan's cache already, none compiled", flush=True)
         return 0
-    found = programs()
     for build_isa, with_threads in sorted({(program_isa, threads(path)) for path, program_isa, _ in found.values()}):
         stan_build.services_folder(stan_build.flags(build_isa), with_threads)  # before the programs that link it
     header = headers()

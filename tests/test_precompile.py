@@ -1,7 +1,13 @@
-"""The test build's precompiled header: built with httpstan's flags, and a refusal by the compiler is seen."""
+"""The test build's precompiled header: built with httpstan's flags, and a refusal by the compiler is seen; the
+programs make test compiles."""
+
+import subprocess
+import sys
 
 import pytest
 
+from stanjax import models
+from stanjax.models import ROOT
 from stanjax.runner.engines import stan_build
 from tests import precompile
 
@@ -38,3 +44,25 @@ def test_the_macros_and_arguments_are_httpstans_own():
         assert (f'("{name}", "{value}")' if value else f'("{name}", None)') in source, name
     for argument in precompile.HTTPSTAN_ARGS:
         assert f'"{argument}"' in source, argument
+
+
+def test_make_test_leaves_the_carried_posteriors_beyond_one_of_each_kind_to_the_zoo_tier():
+    """make test's time does not grow with the posteriordb posteriors imported (issue 65): their own tests are
+    marked zoo and their programs are not compiled for it, one of each kind aside."""
+    from tests.tiers import CARRIED_IN_MAKE_TEST, zoo_only
+
+    left = {model_id for model_id in models.registry() if zoo_only(model_id)}
+    assert left and CARRIED_IN_MAKE_TEST <= set(models.registry())
+    assert not any(zoo_only(model_id) for model_id in CARRIED_IN_MAKE_TEST)
+    assert not zoo_only("eight_schools-eight_schools_noncentered") and not zoo_only("no-such_model")
+    kept = precompile.programs(zoo=False)
+    assert not {label.split(" ")[0] for label in kept} & left
+    assert set(precompile.programs()) - set(kept) >= set(left)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not zoo", "tests/pairing/test_density.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout
+    assert "[sblrc-blr]" in collected and "[eight_schools-eight_schools_noncentered]" in collected
+    assert not [model_id for model_id in left if f"[{model_id}]" in collected]
