@@ -95,3 +95,22 @@ def test_a_machine_that_never_ran_a_model_lengthens_it_from_other_machines_runs(
         line.startswith(f"{EIGHT} (tiny): {jobs[0].config.draws:,} → ")
         and longer[0].config.draws > jobs[0].config.draws
     )
+
+
+def test_the_newest_campaign_of_a_setup_tells_its_length(history):
+    """An older campaign ran other code (NumPyro timed as its wall less compile spans): its runs do not outvote the
+    newest campaign's. Old: NumPyro 0.2 + 0.2 s a run in three campaigns; newest: 0.05 + 0.05 s → 39x, as alone."""
+
+    def campaign(runs, campaign_id, created):
+        return [replace(r, campaign_id=campaign_id, created=created) for r in runs]
+
+    old = timed(history, EIGHT, "numpyro", 0.2, 0.2)
+    stan = campaign(timed(history, EIGHT, "stan", 0.1, 0.1), "20261127T000000-s", "2026-11-27T00:00:00+00:00")
+    older = [
+        r for day in ("20", "21", "22") for r in campaign(old, f"202611{day}T000000-a", f"2026-11-{day}T00:00:00+00:00")
+    ]
+    newest = campaign(timed(history, EIGHT, "numpyro", 0.05, 0.05), "20261128T000000-b", "2026-11-28T00:00:00+00:00")
+    jobs = jobs_of(EIGHT)
+    longer, (line,) = lengthen(jobs, [*older, *stan, *newest])
+    assert {j.config.draws for j in longer} == {39 * jobs[0].config.draws} and "numpyro's sampler took ~0.1 s" in line
+    assert lengthen(jobs, [*older, *stan])[1][0].count("stan's sampler took ~0.2 s")  # the old ones, alone
