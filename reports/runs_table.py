@@ -1,6 +1,6 @@
 """The runs table: one row per record (identity, engine setup and the resources it had, sizes, status, timings,
 metrics and energy, its block and whether an answer may use it) with what the report derives from them, and its
-summary per measurement. ``runs.csv`` is this table (less its GPU names); every section of the report reads it."""
+summary per measurement. ``runs.csv.gz`` is this table (less its GPU names); every section of the report reads it."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | N
         rows.append(
             {
                 **r.measurement_key()._asdict(),
-                "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv
+                "gpus": r.provenance.machine.gpu,  # for the roofline; left out of runs.csv.gz
                 "engine": r.engine,
                 "family": family(r.engine) or "",
                 "front_end": r.front_end,
@@ -71,7 +71,7 @@ def tidy(all_records: list[RunRecord], entries: tuple[superseded.Entry, ...] | N
                 "reference_max_z": r.gates.get("reference", {}).get("max_z"),
                 "reference_max_z_sd": r.gates.get("reference", {}).get("max_z_sd"),
                 "created": r.created,
-                # Every scalar timing and metric the record type declares: a new one reaches runs.csv by itself.
+                # Every scalar timing and metric the record type declares: a new one reaches runs.csv.gz by itself.
                 **{name: getattr(timings, name) if timings else None for name in SCALAR_TIMINGS},
                 **{name: getattr(metrics, name) if metrics else None for name in SCALAR_METRICS},
                 **energy_columns(r.energy, r.device),

@@ -369,7 +369,7 @@ def report(results: str | Path | list[str | Path], out: str | Path = "out/report
     results
         As for ``load``.
     out
-        The folder it is written into: index.html, figures.html, models/, README.md, runs.csv, summary.json.
+        The folder it is written into: index.html, figures.html, models/, README.md, runs.csv.gz, summary.json.
 
     Returns
     -------

@@ -40,11 +40,13 @@ def close(folders: list[Path]) -> int:
         if plain.exists() and packed.exists():
             raise UsageError(f"{folder} holds both {plain.name} and {packed.name}: a campaign still adding to it")
         if packed.exists():
-            if (folder / packing.PARAMETERS_FILE).exists():
+            sidecar = folder / packing.PARAMETERS_FILE
+            if sidecar.exists() and packing.up_to_date(sidecar):
                 print(f"{folder}: packed already")
                 continue
-            plain.write_bytes(packing.expand(packed))
+            plain.write_bytes(packing.expand(packed))  # packed again, as close packs now
             packed.unlink()
+            sidecar.unlink(missing_ok=True)
         sizes = packing.close(plain)
         print(f"{folder}: {sizes['before'] / 2**20:.1f} MiB -> {sizes['after'] / 2**20:.1f} MiB")
     return 0

@@ -14,7 +14,7 @@ def add_parser(verbs) -> None:
         help="write the HTML report from result records",
         description="Read every record in RESULTS (results.jsonl files or folders searched for *.jsonl; several "
         "merge, e.g. the shards of a campaign run on several machines, each grouped by its machine) and write "
-        "OUT/index.html, OUT/README.md, OUT/runs.csv, OUT/summary.json and OUT/records.json.gz. Never runs a model.",
+        "OUT/index.html, OUT/README.md, OUT/runs.csv.gz, OUT/summary.json and OUT/records.json.gz. Never runs a model.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("results", type=Path, nargs="*", default=[Path("out/results")], help="records to read")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +59,7 @@ def close(plain: Path) -> dict:
         arrays[f"{summary}-value"] = np.ascontiguousarray(np.array(value, "<f8").view(np.uint8).reshape(-1, 8).T)
     packed = plain.with_name(plain.name + ".gz")
     sidecar = plain.with_name(PARAMETERS_FILE)
-    with open(sidecar, "wb") as handle:
-        # mypy matches **arrays against numpy's keyword ``allow_pickle: bool`` too; every entry is an array
-        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
+    write_sidecar(sidecar, arrays)
     packed.write_bytes(gzip.compress("\n".join(lines).encode("utf-8"), compresslevel=9, mtime=0))
     if expand(packed) != original:
         packed.unlink()
@@ -67,6 +67,23 @@ def close(plain: Path) -> dict:
         raise RuntimeError(f"{plain}: its packed form does not give it back; left as it was")
     plain.unlink()
     return {"before": len(original), "after": packed.stat().st_size + sidecar.stat().st_size}
+
+
+def write_sidecar(sidecar: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez``'s layout (one ``.npy`` member an array, which ``np.load`` reads) compressed with LZMA, not
+    deflate (the committed sidecars: 19.6 MB -> 18.8), dated 1980 so that the same arrays give the same bytes."""
+    with zipfile.ZipFile(sidecar, "w") as archive:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, array, allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, member.getvalue(), compress_type=zipfile.ZIP_LZMA)
+
+
+def up_to_date(sidecar: Path) -> bool:
+    """Whether a sidecar is packed as ``close`` packs it now (LZMA; earlier ones: deflate)."""
+    with zipfile.ZipFile(sidecar) as archive:
+        return all(info.compress_type == zipfile.ZIP_LZMA for info in archive.infolist())
 
 
 def expand(packed: Path) -> bytes:

@@ -7,6 +7,7 @@ import sys
 import warnings
 
 import msgspec
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -420,6 +421,14 @@ def test_a_closed_campaign_packs_its_summaries_beside_and_reads_as_before(tmp_pa
     assert lines[-1] == odd  # not as `append` writes it: kept whole
     assert main(["history", "--close", str(folder)]) == 0 and "packed already" in capsys.readouterr().out
     assert main(["history", "--close", str(tmp_path / "nowhere")]) == 2
+    # a sidecar packed before LZMA (deflate, np.savez_compressed) is packed again, to the same bytes and records
+    sidecar = folder / packing.PARAMETERS_FILE
+    lzma_bytes = sidecar.read_bytes()
+    with np.load(sidecar) as arrays:
+        np.savez_compressed(sidecar, **dict(arrays))
+    assert not packing.up_to_date(sidecar) and packing.expand(packed) == original
+    assert main(["history", "--close", str(folder)]) == 0 and "MiB ->" in capsys.readouterr().out
+    assert packing.up_to_date(sidecar) and sidecar.read_bytes() == lzma_bytes and records.read(folder) == before
 
 
 def test_every_packed_campaign_gives_back_the_bytes_it_was_packed_from(tmp_path):

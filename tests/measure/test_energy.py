@@ -223,7 +223,7 @@ def test_the_report_shows_ess_per_joule_where_measured_and_not_measured_elsewher
     assert len(cells) > 2 * len(measured)
     markdown = (tmp_path / "report" / "README.md").read_text()
     assert f"| {expected} |" in markdown and "| not measured |" in markdown
-    csv = pd.read_csv(tmp_path / "report" / "runs.csv")
+    csv = pd.read_csv(tmp_path / "report" / "runs.csv.gz")
     assert csv.joules.notna().sum() == 1 and csv.joules.max() == 50.0 and csv.peak_gpu_memory_mib.max() == 2048.0
 
 

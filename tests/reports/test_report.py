@@ -134,7 +134,7 @@ def test_report_is_self_contained(report):
     for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:
         # url(#id): an SVG clip path
         assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", page.read_text()), page
-    for name in ("runs.csv", "summary.json", "records.json.gz", "README.md"):
+    for name in ("runs.csv.gz", "summary.json", "records.json.gz", "README.md"):
         assert (out / name).exists() and f'href="{name}"' in html
     assert 'href="figures.html#ess-bars"' in html
     linked = set(re.findall(r'href="models/([^"]+)"', html))
@@ -177,7 +177,7 @@ def test_every_record_is_in_the_csv_and_the_json(report, fixture_records):
     _, out = report
     study_runs = records.read(STUDIES)
     measurements = records.read_measurements(STUDIES)
-    assert len(pd.read_csv(out / "runs.csv")) == len(fixture_records) + len(study_runs)
+    assert len(pd.read_csv(out / "runs.csv.gz")) == len(fixture_records) + len(study_runs)
     every = json.loads(gzip.decompress((out / "records.json.gz").read_bytes()))
     assert len(every) == len(fixture_records) + len(study_runs) + len(measurements)
 
@@ -305,7 +305,7 @@ def test_a_model_run_under_two_settings_counts_once_with_its_newest_runs(tmp_pat
     assert len(ids) == len(set(ids)) == len(before["models"])
     (old,), (new,) = ([m for m in c["models"] if m["model_id"] == eight] for c in (before, after))
     assert new["config_hash"] == "0123456789ab" and new["warm"]["value"] == pytest.approx(2 * old["warm"]["value"])
-    runs = pd.read_csv(tmp_path / "after" / "report" / "runs.csv")
+    runs = pd.read_csv(tmp_path / "after" / "report" / "runs.csv.gz")
     assert (runs.model_id == eight).sum() == len([r for r in fixture_records if r.model_id == eight]) + len(newer)
 
 
@@ -590,10 +590,10 @@ def test_hostile_strings_in_every_field_stay_text_in_every_output(tmp_path, fixt
         assert text not in html and text not in markdown
     assert "&lt;script&gt;" in html and "&lt;script&gt;" in markdown
     assert "a\\|b c" in markdown  # a table cell stays one cell
-    csv = (index.parent / "runs.csv").read_text()
+    csv = gzip.decompress((index.parent / "runs.csv.gz").read_bytes()).decode()
     assert "'=HYPERLINK" in csv and ",=HYPERLINK" not in csv and '"=HYPERLINK' not in csv
     assert sorted(p.name for p in index.parent.iterdir()) == sorted(
-        ["README.md", *PAGES, "models", "records.json.gz", "runs.csv", "summary.json"]
+        ["README.md", *PAGES, "models", "records.json.gz", "runs.csv.gz", "summary.json"]
     )
     assert all(re.fullmatch(r"[\w.-]{1,120}\.html", p.name) for p in (index.parent / "models").iterdir())
     assert "&lt;script&gt;" in pages(index) and HOSTILE[0] not in pages(index)
@@ -1179,7 +1179,7 @@ def test_a_failure_repeated_in_every_block_is_one_row(tmp_path, fixture_records)
     assert len(rows) == 1, rows
     assert f'<td>2</td><td class="text">{failing[0].repeat + 1}, {failing[1].repeat + 1}</td>' in rows[0]
     assert "Stan chain 1 failed" in rows[0] and "the others ended: RuntimeError: Stan chain 3 failed" in rows[0]
-    assert "File s.py, line 9" in rows[0] and "File w.py" not in rows[0]  # the last lines; runs.csv has them all
+    assert "File s.py, line 9" in rows[0] and "File w.py" not in rows[0]  # the last lines; runs.csv.gz has them all
 
 
 def test_a_maskell_row_the_common_basis_lacks_gets_its_own_machine(tmp_path, fixture_records):
