@@ -55,3 +55,9 @@ def outside_truth(path: Path, model_id: str, generate: Callable[..., dict]) -> C
         return {"header": header, "parameters": carried["parameters"]}
 
     return truth
+
+
+def carried(spec) -> bool:
+    """Whether a model is a posteriordb posterior (its program's header, as ``stanjax import`` writes it, names
+    posteriordb): the per-gradient survey's models."""
+    return spec.stan_file.read_text().startswith("// posteriordb's program")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from stanjax.reports import headline, numbers, study_claims
+from stanjax.reports import headline, numbers, study_claims, survey
 from stanjax.reports.figures import (  # pyplot as figures.py set it up: the Agg backend, text drawn as written
     MACHINE_MARKERS,
     log_axes,
@@ -96,7 +96,7 @@ def study_figures(runs: pd.DataFrame, measurements: list[dict], colours: dict) -
                 ],
             }
         )
-    return out
+    return out + [found for found in [survey.figure(measurements)] if found]
 
 
 def bandwidth(machine_gpus: list[str]) -> float | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 from stanjax import models
+from stanjax.models import posteriordb
 
 # As published with a reference (sblrc-blr), with no reference (dogs-dogs), changed to sample at all (arma-arma11),
 # rewritten in today's Stan with generated sizes beside posteriordb's data (hmm_example-hmm_example).
@@ -21,4 +22,4 @@ def zoo_only(model_id: str) -> bool:
     spec = models.registry().get(model_id)
     if spec is None or spec.home is not None or model_id in CARRIED_IN_MAKE_TEST:
         return False
-    return spec.stan_file.read_text().startswith("// posteriordb's program")
+    return posteriordb.carried(spec)

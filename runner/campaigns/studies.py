@@ -12,6 +12,9 @@ which of a model's size entries is its N, are facts of the model (``ModelSpec.st
 - ``devices``: log density + gradient with the data rows sharded over 1, 2, 4, ... devices: ms per gradient.
 - ``roofline``: ms per gradient against N, measured before any sampling (:mod:`stanjax.runner.measure.gradient_cost`),
   beside a GPU's memory-bandwidth floor (the report's roofline figure).
+- ``survey``: ms per gradient of every posteriordb posterior in the zoo, Stan's inside its NUTS and JAX's jitted,
+  one core, float64, in interleaved rounds (the field's per-gradient surveys: TuringLang's DynamicPPL comparison
+  over posteriordb, StanBlocks.jl).
 """
 
 from __future__ import annotations
@@ -171,6 +174,46 @@ def roofline_measurements(study: Study, scale: str, device: str, engines, out, d
         records.append(out, records.measurement(study.name, {"measure": "gradient_cost", **row}))
 
 
+def survey_models() -> list[ModelSpec]:
+    """The posteriordb posteriors of the zoo (:func:`stanjax.models.posteriordb.carried`), by ID."""
+    from stanjax.models import posteriordb
+
+    return [spec for _, spec in sorted(models.registry().items()) if posteriordb.carried(spec)]
+
+
+def survey_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float, **_):
+    """Every posteriordb posterior's ms per gradient at its data, each side as its sampler computes it
+    (:mod:`gradient_cost`: Stan inside its NUTS, JAX's jitted value and gradient, one chain, float64), all on the
+    first core this process may use; round by round, the sides' order alternating (Stan first in odd rounds), so a
+    slow spell of the machine falls on both; those in ``done`` skipped."""
+    from stanjax.runner.measure import gradient_cost
+
+    size = "tiny" if scale == "tiny" else "default"
+    core = [sorted(os.sched_getaffinity(0))[0]]
+    sides = [side for side, engine in (("stan", "stan"), ("jax", "numpyro")) if engine in engines]
+    measured = {(gradient_cost.setup_key(m), m.get("round")) for m in done if m.get("measure") == "gradient_cost"}
+    for round_ in study.grids[scale]:
+        for side in sides if round_ % 2 else sides[::-1]:
+            setups = [
+                {
+                    "side": side,
+                    "model_id": spec.id,
+                    "size": size,
+                    "sizes": spec.size_kwargs(size),
+                    "device": "cpu",
+                    "precision": "float64",
+                    "chains": 1,
+                    "threads": 1,
+                }
+                for spec in survey_models()
+            ]
+            left = [s for s in setups if (gradient_cost.setup_key(s), round_) not in measured]
+            for row in gradient_cost.measure_setups(left, cpus=core, timeout_s=timeout_s):
+                records.append(
+                    out, records.measurement(study.name, {"measure": "gradient_cost", "round": round_, **row})
+                )
+
+
 STUDIES = {
     study.name: study
     for study in (
@@ -216,6 +259,15 @@ STUDIES = {
             measures="ms per log density + gradient against N before any sampling, Stan's inside its NUTS on one core "
             "and JAX's in a compiled loop (float64; float32 too on a GPU), beside the GPU's memory-bandwidth floor",
             measure=roofline_measurements,
+        ),
+        Study(
+            "survey",
+            axis="round",
+            grids={"tiny": [1], "cpu": [1, 2, 3], "gpu": [1, 2, 3]},
+            engines={"cpu": ("stan", "numpyro"), "gpu": ()},
+            measures="ms per log density + gradient of every posteriordb posterior in the zoo, Stan's inside its NUTS "
+            "and JAX's jitted, one core, float64, in interleaved rounds: JAX's cost relative to Stan's across them",
+            measure=survey_measurements,
         ),
     )
 }

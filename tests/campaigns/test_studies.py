@@ -114,3 +114,37 @@ def test_roofline_study_measures_each_side_before_sampling_and_the_report_draws_
     found = roofline.figure(rows)
     assert found["title"].startswith("Roofline") and "no GPU measurement" in found["notes"][-1]
     assert "Stan-CPU float64" in found["svg"] and "JAX-CPU float64" in found["svg"]
+
+
+@pytest.mark.stan
+def test_survey_measures_every_posteriordb_posterior_on_both_sides_in_rounds_and_the_report_draws_it(
+    tmp_path, monkeypatch
+):
+    """The survey's models are the zoo's posteriordb posteriors (two here, made-here models left out); both sides
+    once a round, the sides' order alternating; resumed, nothing twice; the report's figure states the geometric
+    mean and names the posteriors where JAX is slower, and a planted slow JAX gradient is named."""
+    from stanjax.reports import survey
+    from stanjax.runner.campaigns import studies
+
+    found = studies.survey_models()
+    assert {"sblrc-blr", "arma-arma11"} <= {spec.id for spec in found}
+    assert "eight_schools-eight_schools_noncentered" not in {spec.id for spec in found}
+    monkeypatch.setattr(studies, "survey_models", lambda: [models.get("sblrc-blr"), models.get("dogs-dogs")])
+    monkeypatch.setitem(STUDIES["survey"].grids, "tiny", [1, 2])
+    out = tmp_path / "survey"
+    assert main(["study", "survey", "--scale", "tiny", "--out", str(out)]) == 0
+    assert main(["study", "survey", "--scale", "tiny", "--out", str(out), "--resume"]) == 0
+    rows = records.read_measurements(out)
+    assert sorted((m["round"], m["side"], m["model_id"]) for m in rows) == [
+        (r, side, model_id) for r in (1, 2) for side in ("jax", "stan") for model_id in ("dogs-dogs", "sblrc-blr")
+    ]
+    first = [m["side"] for m in sorted(rows, key=lambda m: m["created"])]
+    assert first[:2] == ["stan", "stan"] and first[4:6] == ["jax", "jax"]  # round 2 starts with JAX
+    figure = survey.figure(rows)
+    assert (
+        figure["title"].startswith("Per-gradient survey") and "geometric mean over 2 posteriordb" in figure["notes"][0]
+    )
+    planted = [
+        {**m, "ms_per_gradient": 1e3} if m["side"] == "jax" and m["model_id"] == "dogs-dogs" else m for m in rows
+    ]
+    assert "slower than Stan on 1: dogs-dogs" in survey.figure(planted)["notes"][0]
