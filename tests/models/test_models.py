@@ -10,6 +10,7 @@ from numpyro import handlers
 from numpyro.infer import init_to_uniform
 
 from stanjax import jax_models, models
+from stanjax.runner.measure import stan_program
 from tests.stan_blocks import declarations
 
 SPECS = list(models.registry().values())
@@ -98,7 +99,8 @@ def test_data_keys_and_shapes_match_the_stan_data_block(spec, size):
 def test_spec_parameters_match_stan_and_numpyro(spec):
     data = spec.data("tiny", seed=1)
     expected = {p.name: p.resolve_shape(data) for p in spec.parameters}
-    assert declarations(spec.stan_file.read_text(), "parameters", data) == expected
+    sizes = stan_program.read_program(spec.stan_file).environment(data)  # a size transformed data define: diamonds' Kc
+    assert declarations(spec.stan_file.read_text(), "parameters", sizes) == expected
     model = jax_models.load(spec.jax_file)
     # latent values as NUTS starts them (init_to_uniform), so a flat site with no sampler (ImproperUniform) traces
     started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)

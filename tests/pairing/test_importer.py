@@ -119,7 +119,9 @@ def test_the_repositorys_posteriordb_models_name_their_source_and_truth():
         "hudson_lynx_hare-lotka_volterra",
     }
     listed = (models.MODELS_DIR / "posteriordb" / "SOURCE.md").read_text()
+    page = (ROOT / "docs" / "posteriordb.md").read_text()  # the docs' list of posteriordb's posteriors in the zoo
     for spec in carried:
+        assert f"| `{spec.id}` |" in page, spec.id
         header = spec.stan_file.read_text().splitlines()[0]
         assert header.startswith(f"// posteriordb's program {spec.model_name}")
         spec_text = (models.MODELS_DIR / f"{spec.id}.py").read_text()

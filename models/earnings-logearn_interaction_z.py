@@ -1,0 +1,24 @@
+"""posteriordb's posterior earnings-logearn_interaction_z: its Stan program and data set as published, and its
+reference posterior as an outside truth (stan-dev/posteriordb at 28f8d3d; models/posteriordb/SOURCE.md). Laid out by
+`stanjax import earnings-logearn_interaction_z --posteriordb /tmp/pdbwt`."""
+
+from pathlib import Path
+
+from stanjax.models import ModelSpec, Parameter, posteriordb
+
+SPEC_ID = "earnings-logearn_interaction_z"
+CARRIED = Path(__file__).parent / "posteriordb"
+generate = posteriordb.fixed_data(CARRIED / "earnings.json", entries=("N", "earn", "height", "male"))
+
+SPEC = ModelSpec(
+    id=SPEC_ID,
+    title="Log earnings on z-scored height x sex, posteriordb",
+    description="posteriordb's earnings-logearn_interaction_z (arm book, stan examples, interaction).",
+    regime="tiny linear regression (N = 1,192, 4 coefficients): per-call overhead dominates",
+    parameters=(Parameter("beta", (4,)), Parameter("sigma")),
+    sizes=posteriordb.SIZES,
+    generate=generate,
+    ground_truth=posteriordb.outside_truth(
+        CARRIED / "earnings-logearn_interaction_z.reference.json", SPEC_ID, generate
+    ),
+)

@@ -1,0 +1,22 @@
+"""posteriordb's posterior mesquite-logmesquite_logvas: its Stan program and data set as published, and its reference
+posterior as an outside truth (stan-dev/posteriordb at 28f8d3d; models/posteriordb/SOURCE.md). Laid out by `stanjax
+import mesquite-logmesquite_logvas --posteriordb /tmp/pdbwt`."""
+
+from pathlib import Path
+
+from stanjax.models import ModelSpec, Parameter, posteriordb
+
+SPEC_ID = "mesquite-logmesquite_logvas"
+CARRIED = Path(__file__).parent / "posteriordb"
+generate = posteriordb.fixed_data(CARRIED / "mesquite.json", entries=("N", "weight", "diam1", "diam2", "canopy_height", "total_height", "density", "group"))
+
+SPEC = ModelSpec(
+    id=SPEC_ID,
+    title="Mesquite biomass on log canopy volume, area and shape, posteriordb",
+    description="posteriordb's mesquite-logmesquite_logvas (arm book, stan examples).",
+    regime="small linear regression (N = 46, 7 coefficients): per-call overhead dominates",
+    parameters=(Parameter("beta", (7,)), Parameter("sigma")),
+    sizes=posteriordb.SIZES,
+    generate=generate,
+    ground_truth=posteriordb.outside_truth(CARRIED / "mesquite-logmesquite_logvas.reference.json", SPEC_ID, generate),
+)
