@@ -282,7 +282,10 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     """The first screen's figure: one panel per pairing (JAX-GPU, JAX-CPU ÷ Stan-CPU), every model a row, grouped
     by regime under a row naming the regime in full; each ratio a marker per machine and numerator setup, filled
     with its 90 % interval where it rests on ``min_blocks`` blocks or more, hollow without an interval below that;
-    "no ratio" where there is none."""
+    "no ratio" where there is none. A model with no ratio in any panel is left out (the regime map below lists it):
+    the zoo's 64 models would push the answer off the first screen."""
+    kept = [i for i in range(len(overview[0]["rows"])) if any(o["rows"][i]["entries"] for o in overview)]
+    overview = [{**o, "rows": [o["rows"][i] for i in kept]} for o in overview]  # none: empty panels, said
     rows = overview[0]["rows"]
     slots: list[str | int] = []  # from the top: a regime's name, then the index of each of its models' rows
     for index, row in enumerate(rows):
@@ -292,7 +295,9 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     at_slot = {slot: y for y, slot in enumerate(slots) if isinstance(slot, int)}
     keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
     style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)]) for i, key in enumerate(keys)}
-    fig, axes = plt.subplots(1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + 0.24 * len(slots)), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + 0.24 * max(len(slots), 6)), squeeze=False
+    )
     for ax, o in zip(axes[0], overview):
         values = []
         for index, row in enumerate(o["rows"]):
@@ -319,7 +324,9 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
         for y, slot in enumerate(slots):
             if isinstance(slot, str) and y:
                 ax.axhline(y - 0.5, color="grey", lw=0.5, ls=":")
-        ax.set_ylim(len(slots) - 0.5, -0.5)
+        ax.set_ylim(max(len(slots), 1) - 0.5, -0.5)
+        if not slots:
+            ax.text(0.5, 0, "no model has a ratio yet", transform=ax.get_yaxis_transform(), ha="center", color="grey")
         ax.set_xlim(*decade_limits(values))
         ratio_axis(ax, stacked=True)
         ax.grid(axis="x", which="both", alpha=0.3)

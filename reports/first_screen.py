@@ -147,13 +147,25 @@ def regime_summary(overview: list[dict]) -> list[dict]:
     the models two machines disagree on, ratios without a verdict yet (with their direction), the models neither
     side sampled validly, and those not measured."""
     regimes = list(dict.fromkeys(r["regime"] for r in overview[0]["rows"]))
-    return [
+    found = [
         {
             "regime": regime,
             "models": sum(r["regime"] == regime for r in overview[0]["rows"]),
             "cells": [regime_cell([r for r in o["rows"] if r["regime"] == regime]) for o in overview],
         }
         for regime in regimes
+    ]
+    # regimes with no run in any pairing: one row, so that the zoo's size does not push the answer down
+    unmeasured = [f for f in found if all(c["verdict"] == "not-measured" for c in f["cells"])]
+    if len(unmeasured) < 2:
+        return found
+    rest = {"verdict": "not-measured", "text": "no run yet: the regime map lists their models"}
+    return [f for f in found if f not in unmeasured] + [
+        {
+            "regime": f"{count(len(unmeasured))} more regimes",
+            "models": sum(f["models"] for f in unmeasured),
+            "cells": [rest] * len(overview),
+        }
     ]
 
 

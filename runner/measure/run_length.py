@@ -44,12 +44,9 @@ def sampler_seconds(history: list[RunRecord], job: Job) -> tuple[float, float] |
         return None
     newest = max(setup, key=lambda r: r.created).campaign_id
     seen = [
-        (
-            r.timings.warmup_s * job.config.warmup / r.config.warmup,
-            r.timings.sampling_s * job.config.draws / r.config.draws,
-        )
+        (t.warmup_s * job.config.warmup / r.config.warmup, t.sampling_s * job.config.draws / r.config.draws)
         for r in setup
-        if r.campaign_id == newest
+        if r.campaign_id == newest and (t := r.timings)
     ]
     return statistics.median(w for w, _ in seen), statistics.median(s for _, s in seen)
 

@@ -608,8 +608,8 @@ def test_a_support_bounded_by_another_parameter_passes_density_and_is_said_to_be
     code = main(
         [
             "check",
-            str(GARCH / "garch11.stan"),
-            str(GARCH / "garch11.py"),
+            str(GARCH / "garch11_bounded.stan"),
+            str(GARCH / "garch11_bounded.py"),
             "--data",
             str(GARCH / "garch.json"),
             "--out",
