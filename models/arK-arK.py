@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="AR(K) regression, posteriordb",
     description="posteriordb's arK-arK (stan benchmark, pathfinder paper).",
-    regime="short time series (T = 200, K = 5 lags): one 195 x 5 matrix-vector product per gradient, overhead-bound",
+    regime="sequential: a short time series (T = 200, K = 5 lags); one 195 x 5 matrix-vector product per gradient, overhead-bound",
     parameters=(Parameter("alpha"), Parameter("beta", ("K",)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Diamond prices regression (brms), posteriordb",
     description="posteriordb's diamonds-diamonds (stan benchmark, linear regression, pathfinder paper).",
-    regime="linear regression, N = 5,000 rows x 24 correlated predictors: a 5,000 x 24 matrix-vector product per gradient, long trees",
+    regime="data-parallel likelihood: a linear regression, N = 5,000 rows x 24 correlated predictors; a 5,000 x 24 matrix-vector product per gradient, long trees",
     parameters=(Parameter("b", ("K - 1",)), Parameter("Intercept"), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

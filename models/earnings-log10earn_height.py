@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log10 earnings on height, posteriordb",
     description="posteriordb's earnings-log10earn_height (arm book, stan examples).",
-    regime="tiny linear regression (N = 1,192, 2 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 1,192, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log earnings on height and sex, posteriordb",
     description="posteriordb's earnings-logearn_height_male (arm book, stan examples).",
-    regime="tiny linear regression (N = 1,192, 3 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 1,192, 3 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (3,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log earnings on height x sex, posteriordb",
     description="posteriordb's earnings-logearn_interaction (arm book, stan examples, pathfinder paper, interaction).",
-    regime="tiny linear regression (N = 1,192, 4 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 1,192, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log earnings on z-scored height x sex, posteriordb",
     description="posteriordb's earnings-logearn_interaction_z (arm book, stan examples, interaction).",
-    regime="tiny linear regression (N = 1,192, 4 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 1,192, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -21,7 +21,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="GARCH(1,1), posteriordb",
     description="posteriordb's garch-garch11 (stan benchmark, time series, pathfinder paper).",
-    regime="short time series (T = 200): a sequential variance recursion per gradient",
+    regime="sequential: a short time series (T = 200); a sequential variance recursion per gradient",
     parameters=(Parameter("mu"), Parameter("alpha0"), Parameter("alpha1"), Parameter("beta1_share")),
     quantities=(Parameter("beta1"),),
     sizes=posteriordb.SIZES,

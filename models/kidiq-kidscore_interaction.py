@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's high school, IQ and interaction, posteriordb",
     description="posteriordb's kidiq-kidscore_interaction (arm book, stan examples, interaction).",
-    regime="tiny linear regression (N = 434, 4 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 434, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

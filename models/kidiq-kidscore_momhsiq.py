@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's high school and IQ, posteriordb",
     description="posteriordb's kidiq-kidscore_momhsiq (arm book, stan examples).",
-    regime="tiny linear regression (N = 434, 3 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 434, 3 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (3,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's IQ, posteriordb",
     description="posteriordb's kidiq-kidscore_momiq (arm book, stan examples).",
-    regime="tiny linear regression (N = 434, 2 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 434, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

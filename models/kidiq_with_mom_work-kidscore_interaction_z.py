@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score, standardised predictors and interaction, posteriordb",
     description="posteriordb's kidiq_with_mom_work-kidscore_interaction_z (arm book, stan examples, interaction).",
-    regime="tiny linear regression (N = 434, 4 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 434, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -23,7 +23,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kilpisjärvi temperature trend, posteriordb",
     description="posteriordb's kilpisjarvi_mod-kilpisjarvi (stan benchmark, linear regression).",
-    regime="tiny linear regression (N = 62): overhead-bound",
+    regime="small linear regression: N = 62; overhead-bound",
     parameters=(Parameter("alpha_c"), Parameter("beta"), Parameter("sigma")),
     quantities=(Parameter("alpha"),),
     sizes=posteriordb.SIZES,

@@ -8,13 +8,15 @@ from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "mesquite-logmesquite_logva"
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "mesquite.json", entries=("N", "weight", "diam1", "diam2", "canopy_height", "group"))
+generate = posteriordb.fixed_data(
+    CARRIED / "mesquite.json", entries=("N", "weight", "diam1", "diam2", "canopy_height", "group")
+)
 
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass on log canopy volume and area, posteriordb",
     description="posteriordb's mesquite-logmesquite_logva (arm book, stan examples).",
-    regime="small linear regression (N = 46, 4 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 46, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

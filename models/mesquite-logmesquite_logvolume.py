@@ -14,9 +14,11 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass on log canopy volume, posteriordb",
     description="posteriordb's mesquite-logmesquite_logvolume (arm book, stan examples).",
-    regime="small linear regression (N = 46, 2 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 46, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,
-    ground_truth=posteriordb.outside_truth(CARRIED / "mesquite-logmesquite_logvolume.reference.json", SPEC_ID, generate),
+    ground_truth=posteriordb.outside_truth(
+        CARRIED / "mesquite-logmesquite_logvolume.reference.json", SPEC_ID, generate
+    ),
 )

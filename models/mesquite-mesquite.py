@@ -8,13 +8,16 @@ from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "mesquite-mesquite"
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "mesquite.json", entries=("N", "weight", "diam1", "diam2", "canopy_height", "total_height", "density", "group"))
+generate = posteriordb.fixed_data(
+    CARRIED / "mesquite.json",
+    entries=("N", "weight", "diam1", "diam2", "canopy_height", "total_height", "density", "group"),
+)
 
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass, raw scale, posteriordb",
     description="posteriordb's mesquite-mesquite (arm book, stan examples).",
-    regime="small linear regression (N = 46, 7 coefficients): per-call overhead dominates",
+    regime="small linear regression: N = 46, 7 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (7,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

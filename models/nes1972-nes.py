@@ -8,13 +8,16 @@ from stanjax.models import ModelSpec, Parameter, posteriordb
 
 SPEC_ID = "nes1972-nes"
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "nes1972.json", entries=("N", "partyid7", "real_ideo", "race_adj", "educ1", "gender", "income", "age_discrete"))
+generate = posteriordb.fixed_data(
+    CARRIED / "nes1972.json",
+    entries=("N", "partyid7", "real_ideo", "race_adj", "educ1", "gender", "income", "age_discrete"),
+)
 
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Party identification, NES 1972, posteriordb",
     description="posteriordb's nes1972-nes (arm book, stan examples).",
-    regime="linear regression (N = 1,330, 9 coefficients): a pass over N rows, overhead-bound",
+    regime="small linear regression: N = 1,330, 9 coefficients; a pass over N rows, overhead-bound",
     parameters=(Parameter("beta", (9,)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -14,7 +14,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Bayesian linear regression, posteriordb",
     description="posteriordb's sblrc-blr (pathfinder paper, linear regression).",
-    regime="tiny linear regression (N = 100, D = 5): per-call overhead dominates",
+    regime="small linear regression: N = 100, D = 5; per-call overhead dominates",
     parameters=(Parameter("beta", ("D",)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     generate=generate,

@@ -21,7 +21,7 @@ SPEC = ModelSpec(
     id=SPEC_ID,
     title="Bayesian linear regression (sblri), posteriordb",
     description="posteriordb's sblri-blr (linear regression).",
-    regime="tiny linear regression (N = 100, D = 5): per-call overhead dominates",
+    regime="small linear regression: N = 100, D = 5; per-call overhead dominates",
     parameters=(Parameter("beta", ("D",)), Parameter("sigma")),
     sizes=posteriordb.SIZES,
     min_draws={size: 2_000 for size in posteriordb.SIZES},
