@@ -163,9 +163,12 @@ def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing
         groups.setdefault(regime_of(model_id), []).append(model_id)
     out = []
     for regime in sorted(groups, key=lambda r: (r == UNREGISTERED, regime_name(r))):
-        rows = []
+        rows, not_run = [], []
         by_model: list[list[dict]] = []  # the rows' cells, typed (a row's dict mixes its id and its cells)
         for model_id in groups[regime]:
+            if model_id not in set(campaign.model_id):  # one line for them all: the zoo is 64 models
+                not_run.append(model_id)
+                continue
             cells = []
             for c in columns:
                 here = campaign[
@@ -187,6 +190,7 @@ def regime_map(campaign: pd.DataFrame, comparisons: list[dict], pairing: Pairing
                 "name": regime_name(regime),
                 "detail": regime_detail(regime),
                 "rows": rows,
+                "not_run": not_run,
                 "means": means if any(means) else [],
             }
         )
