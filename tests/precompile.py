@@ -65,6 +65,15 @@ def programs(zoo: bool = True) -> dict[str, tuple[Path, str, tuple[str, ...]]]:
     return found
 
 
+def once_each(found: dict[str, tuple[Path, str, tuple[str, ...]]]) -> dict[str, tuple[Path, str, tuple[str, ...]]]:
+    """``found`` with each program built once: models that share a program (posteriordb's nes years) under the first
+    label (a second job would wait on the first's lock for nothing)."""
+    first: dict[str, str] = {}
+    for label, (path, program_isa, options) in found.items():
+        first.setdefault(HttpstanBackend.program_code(path, program_isa, options), label)
+    return {label: found[label] for label in first.values()}
+
+
 def all_cached(found: dict[str, tuple[Path, str, tuple[str, ...]]]) -> bool:
     """Whether httpstan's cache holds every program ``found`` already (then no header is needed)."""
     import httpstan.cache
@@ -234,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     header = headers()
     tasks = [
         (label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label, *header_argument(header[threads(path)])])
-        for label, (path, _, _) in found.items()
+        for label, (path, _, _) in once_each(found).items()
     ]
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""

@@ -66,3 +66,13 @@ def test_make_test_leaves_the_carried_posteriors_beyond_one_of_each_kind_to_the_
     ).stdout
     assert "[sblrc-blr]" in collected and "[eight_schools-eight_schools_noncentered]" in collected
     assert not [model_id for model_id in left if f"[{model_id}]" in collected]
+
+
+def test_a_program_shared_by_models_is_compiled_once():
+    """posteriordb's nes years share one program: CI compiled it twice at once and a truncated module was left."""
+    found = precompile.programs()
+    once = precompile.once_each(found)
+    assert "nes1980-nes (expert)" in found and "nes1988-nes (expert)" in found
+    assert len([label for label in once if label.startswith("nes") and label.endswith("(expert)")]) == 1
+    assert f"{precompile.EIGHT_SCHOOLS} (O1)" in once and f"{precompile.EIGHT_SCHOOLS} (x86-64-v2)" in once
+    assert len({str(found[label]) for label in once}) <= len(once) < len(found)

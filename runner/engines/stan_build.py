@@ -16,6 +16,7 @@ is built with Stan's no-op writer in its place (``NO_OP_WRITER``).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import tempfile
@@ -66,6 +67,21 @@ def macros(threads: bool) -> list[tuple[str, str | None]]:
 def described(isa: str, threads: bool) -> str:
     """A build in words, for records and the program's comment (httpstan's cache key)."""
     return f"{flags(isa)}, {'with' if threads else 'without'} STAN_THREADS, no diagnostic writer"
+
+
+@contextlib.contextmanager
+def building(model_name: str):
+    """Meanwhile no other process builds httpstan's ``model_name``: two processes that built one program at once (two
+    models sharing a program, compiled two at a time) left a truncated module in the cache ("file too short"), and
+    httpstan writes its module in place. The lock is a file beside httpstan's cache, released when the holder exits.
+    """
+    import httpstan.cache
+
+    locks = httpstan.cache.cache_directory() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{model_name.replace('/', '_')}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @contextlib.contextmanager

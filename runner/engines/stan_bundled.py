@@ -79,12 +79,19 @@ class HttpstanBackend:
         """Build through pystan's in-process httpstan as ``stan_build`` says (the ISA's flags, STAN_THREADS only for
         programs that run threads) and with stanc's options where any (``translated_with``); its model cache is
         keyed by ``program_code``. A module already in the cache is loaded as httpstan's server would load it, without
-        starting the server (half a second of imports)."""
-        import httpstan.cache
+        starting the server (half a second of imports). One process at a time builds a program (``building``)."""
         import httpstan.models
 
         code = self.program_code(stan_file, isa, stanc_options)
         name = httpstan.models.calculate_model_name(code)
+        with stan_build.building(name):
+            return self._compile_locked(stan_file, code, name, isa, stanc_options)
+
+    def _compile_locked(self, stan_file: Path, code: str, name: str, isa: str, stanc_options: tuple[str, ...]):
+        """``compile`` while this process alone builds ``name``."""
+        import httpstan.cache
+        import httpstan.models
+
         cached = name in httpstan.cache.list_model_names()
         if not cached and not (Path(httpstan.models.__file__).parent / "include" / "stan" / "model").is_dir():
             raise RuntimeError(  # docker/slim-httpstan.py's wheel on a GPU box: it samples carried modules only

@@ -102,3 +102,34 @@ def test_a_chain_connects_its_logger_init_and_sample_writers_only():
     assert done.returncode == 0, done.stderr[-3000:]
     count, writer = done.stdout.strip().split(" ", 1)
     assert int(count) == 6 and writer.startswith("none")
+
+
+def test_one_process_at_a_time_builds_a_program():
+    """CI's precompile built nes1980's and nes1988's shared program at once and left a truncated module ("file too
+    short"): a compile of a program waits while another holds its lock (flock: a second open of the file waits,
+    in this process too); another program's lock does not."""
+    import threading
+    import time
+
+    import httpstan.models
+
+    spec = models.get(EIGHT_SCHOOLS)
+    name = httpstan.models.calculate_model_name(HttpstanBackend.program_code(spec.stan_file, "native"))
+    held, hold_s = threading.Event(), 1.0
+
+    def hold() -> None:
+        with stan_build.building(name):
+            held.set()
+            time.sleep(hold_s)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    start = time.perf_counter()
+    with stan_build.building("models/another-program"):
+        other_s = time.perf_counter() - start
+    HttpstanBackend().compile(spec.stan_file)
+    compile_s = time.perf_counter() - start
+    holder.join()
+    assert other_s < 0.2 * hold_s
+    assert compile_s > 0.9 * hold_s
