@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
+from stanjax.runner.commands.compile import compile_each, label, model_command
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
-from stanjax.runner.core.engine_registry import ENGINE_NAMES
+from stanjax.runner.core.engine_registry import ENGINE_NAMES, STAN, family
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
@@ -238,6 +240,7 @@ def main(args) -> int:
     results_folder(args.out)
     here = environment.machine()
     print(f"machine: {here.label} ({here.cpu}, kernel {here.kernel})")
+    compile_ahead(jobs, args.out)
     if jobs and (args.calibrate if args.calibrate is not None else SUITES[args.suite].get("calibrate", False)):
         campaign_id = campaign_id or new_campaign_id()
         print(calibrate(args.out, campaign_id, job_core_ids(jobs[0])))
@@ -256,6 +259,32 @@ def main(args) -> int:
         return interrupted(stop, written, jobs, args.out)
     print(campaign_summary(written, rerun, args.out))
     return 1 if any(r.status != "ok" for r in written) else 0
+
+
+def compile_ahead(jobs: list[Job], out: Path) -> None:
+    """Every program the bundled Stan builds for these runs, compiled before the first is measured, one per usable core
+    at once (compilers' messages in ``out``'s compile.log): on a cold cache `make report` compiled its three programs
+    one after another inside its first runs and its calibration. A program that fails is said here and its runs
+    record the failure."""
+    wanted = sorted(
+        {
+            (job.model_id, job.placement.isa, job.placement.threads_per_chain, job.placement.program)
+            for job in jobs
+            if family(job.engine) == STAN and not job.through_cmdstan
+        }
+    )
+    if not wanted:
+        return
+    tasks = [
+        (label(model_id, program), model_command(model_id, isa=isa, threads=threads, program=program))
+        for model_id, isa, threads, program in wanted
+    ]
+    start = time.perf_counter()
+    at_once = min(len(os.sched_getaffinity(0)), len(tasks))
+    compile_each(tasks, at_once, out / "compile.log")
+    print(
+        f"Stan programs: {len(tasks)} compiled or found compiled, {at_once} at once, in {time.perf_counter() - start:.0f} s"
+    )
 
 
 def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:

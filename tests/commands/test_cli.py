@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -703,3 +704,25 @@ def test_the_compile_verb_builds_each_stan_program_asked_for_where_the_model_has
         (["dogs-dogs"], ""),
         (["dogs-dogs"], "expert-O1"),
     ]
+
+
+def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, monkeypatch, capsys):
+    """A cold `make report` compiled its programs one after another inside its first runs: every program the bundled
+    Stan builds for the runs is compiled first, once (not per block), at once on the usable cores; none for
+    JAX-only runs."""
+    from stanjax.runner.commands import run
+
+    done = []
+    monkeypatch.setattr(run, "compile_each", lambda tasks, jobs, log: done.append(("compile", tasks, jobs)) or 0)
+    monkeypatch.setattr(run, "run_jobs", lambda jobs, *a, **k: done.append(("run", jobs, 0)) or [])
+    eight = "eight_schools-eight_schools_noncentered"
+    argv = ["run", "--suite", "tiny", "--models", eight, "dogs-dogs", "--repeats", "2", "--out", str(tmp_path / "r")]
+    assert main([*argv, "--engines", "stan", "numpyro", "--stan-programs", "model,expert"]) == 0
+    (step, tasks, at_once), (then, jobs, _) = done
+    assert step == "compile" and then == "run" and len(jobs) == 10  # dogs 3 setups, eight schools 2; 2 blocks each
+    assert [name for name, _ in tasks] == ["dogs-dogs", "dogs-dogs (expert program)", eight]
+    assert at_once == min(len(os.sched_getaffinity(0)), 3)
+    assert "Stan programs: 3 compiled or found compiled" in capsys.readouterr().out
+    done.clear()
+    assert main([*argv, "--engines", "numpyro"]) == 0
+    assert [step for step, _, _ in done] == ["run"]
