@@ -186,9 +186,10 @@ def survey_models() -> list[ModelSpec]:
 
 def survey_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float, **_):
     """Every posteriordb posterior's ms per gradient at its data, each side as its sampler computes it
-    (:mod:`gradient_cost`: Stan inside its NUTS, JAX's jitted value and gradient, one chain, float64), all on the
-    first core this process may use; round by round, the sides' order alternating (Stan first in odd rounds), so a
-    slow spell of the machine falls on both; those in ``done`` skipped."""
+    (:mod:`gradient_cost`: Stan inside its NUTS, JAX's jitted value and gradient, one chain, float64), Stan's program
+    as published and, where the model has one, as an expert writes it, all on the first core this process may use;
+    round by round, the sides' order alternating (Stan first in odd rounds), so a slow spell of the machine falls on
+    both; those in ``done`` skipped."""
     from stanjax.runner.measure import gradient_cost
 
     size = "tiny" if scale == "tiny" else "default"
@@ -207,8 +208,10 @@ def survey_measurements(study: Study, scale: str, device: str, engines, out, don
                     "precision": "float64",
                     "chains": 1,
                     "threads": 1,
+                    **({"program": program} if program else {}),
                 }
                 for spec in study.models()
+                for program in ["", *(["expert"] if side == "stan" and spec.stan_expert_file else [])]
             ]
             left = [s for s in setups if (gradient_cost.setup_key(s), round_) not in measured]
             for row in gradient_cost.measure_setups(left, cpus=core, timeout_s=timeout_s):

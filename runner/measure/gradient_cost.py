@@ -96,13 +96,14 @@ def jax_gradient(
     }
 
 
-def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1) -> dict:
-    """ms a leapfrog step of Stan's NUTS costs (one chain, ``STAN_*``), and its compile seconds."""
+def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1, program: str = "") -> dict:
+    """ms a leapfrog step of Stan's NUTS costs (one chain, ``STAN_*``), and its compile seconds; ``program``: which
+    of the model's Stan programs (``Placement.program``: "" its own, "expert" its rewrite)."""
     from stanjax.runner.core.engine_registry import get_engine
 
     spec = models.get(model_id)
     engine = get_engine("stan")
-    placement = Placement(threads_per_chain=threads)
+    placement = Placement(threads_per_chain=threads, program=program)
     start = time.perf_counter()
     handle = engine.compile(spec, placement)
     compile_s = time.perf_counter() - start
@@ -125,6 +126,7 @@ def stan_gradient(model_id: str, size: str, resize: tuple = (), threads: int = 1
         "precision": "float64",
         "chains": 1,
         "threads": threads,
+        "program": program,
         "cpu_threads": len(os.sched_getaffinity(0)),  # the cores this process had: chains that fit run at once
         "ms_per_gradient": result.timings.sampling_s / steps * 1e3,
         "compile_s": compile_s,
@@ -177,7 +179,7 @@ def setup_of(job) -> dict:
 def setup_key(row: dict) -> str:
     """A setup (or a measurement of one) as one string, for lookups."""
     names = ("side", "model_id", "sizes", "device", "precision", "chains", "threads")
-    return json.dumps({name: row[name] for name in names}, sort_keys=True)
+    return json.dumps({**{name: row[name] for name in names}, "program": row.get("program", "")}, sort_keys=True)
 
 
 def measure_one(setup: dict) -> dict:
@@ -187,7 +189,7 @@ def measure_one(setup: dict) -> dict:
         (name, value) for name, value in setup["sizes"].items() if spec.sizes[setup["size"]].get(name) != value
     )
     if setup["side"] == "stan":
-        return stan_gradient(setup["model_id"], setup["size"], resize, setup["threads"])
+        return stan_gradient(setup["model_id"], setup["size"], resize, setup["threads"], setup.get("program", ""))
     return jax_gradient(setup["model_id"], setup["size"], resize, setup["device"], setup["precision"], setup["chains"])
 
 

@@ -135,15 +135,28 @@ def test_survey_measures_every_posteriordb_posterior_on_both_sides_in_rounds_and
     assert main(["study", "survey", "--scale", "tiny", "--out", str(out)]) == 0
     assert main(["study", "survey", "--scale", "tiny", "--out", str(out), "--resume"]) == 0
     rows = records.read_measurements(out)
-    assert sorted((m["round"], m["side"], m["model_id"]) for m in rows) == [
-        (r, side, model_id) for r in (1, 2) for side in ("jax", "stan") for model_id in ("dogs-dogs", "sblrc-blr")
-    ]
+    setups = [("jax", "dogs-dogs", ""), ("jax", "sblrc-blr", ""), ("stan", "dogs-dogs", "")]
+    setups += [("stan", "dogs-dogs", "expert"), ("stan", "sblrc-blr", "")]  # dogs has an expert's program
+    assert sorted(
+        (m["round"], m["side"], m["model_id"], m["program"] if m["side"] == "stan" else "") for m in rows
+    ) == [(r, *setup) for r in (1, 2) for setup in setups]
     first = [m["side"] for m in sorted(rows, key=lambda m: m["created"])]
-    assert first[:2] == ["stan", "stan"] and first[4:6] == ["jax", "jax"]  # round 2 starts with JAX
+    assert first[:3] == ["stan"] * 3 and first[5:7] == ["jax", "jax"]  # round 2 starts with JAX
     figure = survey.figure(rows)
     assert (
         figure["title"].startswith("Per-gradient survey") and "geometric mean over 2 posteriordb" in figure["notes"][0]
     )
+    assert "as an expert writes it for the 1 with such a program" in figure["notes"][0]
+    published = [
+        {**m, "ms_per_gradient": 10 * m["ms_per_gradient"]} if m["side"] == "stan" and not m["program"] else m
+        for m in rows
+    ]
+    table = survey.table(published).set_index("model_id")
+    assert table.speedup["dogs-dogs"] == pytest.approx(table["stan-expert"]["dogs-dogs"] / table.jax["dogs-dogs"])
+    assert table.published["dogs-dogs"] == pytest.approx(table.stan["dogs-dogs"] / table.jax["dogs-dogs"])
+    assert table.published["dogs-dogs"] != pytest.approx(table.speedup["dogs-dogs"])
+    assert table.speedup["sblrc-blr"] == table.published["sblrc-blr"]  # no expert's program: as published
+    assert "against Stan as published everywhere" in survey.figure(published)["notes"][0]
     planted = [
         {**m, "ms_per_gradient": 1e3} if m["side"] == "jax" and m["model_id"] == "dogs-dogs" else m for m in rows
     ]
