@@ -68,11 +68,11 @@ def figure(measurements: list[dict]) -> dict | None:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     notes = []
-    for machine, rows in frame.groupby("machine", sort=True):
+    for index, (machine, rows) in enumerate(frame.groupby("machine", sort=True)):
         value, low, high = geometric_mean(rows.speedup.to_numpy())
         published = geometric_mean(rows.published.to_numpy())
-        points = ax.scatter(rows.parameters, rows.speedup, label=f"{machine}: {len(rows)} posteriors")
-        color = points.get_facecolor()[0]
+        color = f"C{index}"
+        ax.scatter(rows.parameters, rows.speedup, color=color, label=f"{machine}: {len(rows)} posteriors")
         ax.axhline(value, color=color, ls="--", lw=1)
         rewritten = rows[~np.isclose(rows.speedup, rows.published)]
         experts = int(rows["stan-expert"].notna().sum()) if "stan-expert" in rows else 0
