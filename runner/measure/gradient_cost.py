@@ -3,7 +3,8 @@ sampling, so a plan can be measured before it is made and two machines of one na
 
 - JAX: the model's potential and its gradient, ``vmap(value_and_grad)`` over ``chains`` points with the data as
   arguments (as the NumPyro engine runs it), ``repeats`` of them in one compiled loop (as inside a sampler: a
-  call's dispatch, ~0.1 ms, would swamp a small model's gradient); the median of ``TIMINGS`` loops.
+  call's dispatch, ~0.1 ms, would swamp a small model's gradient), more where the loop is shorter than
+  ``JAX_MIN_LOOP_S``; the median of ``TIMINGS`` loops.
 - Stan: its gradient timed inside its NUTS: one chain of a short run through the Stan engine; Stan's own
   sampling clock ÷ the leapfrog steps it took (no call from Python into a gradient exists outside a sampler
   that costs what a leapfrog step costs).
@@ -31,7 +32,10 @@ from stanjax.runner.core.config import Placement, RunConfig
 # 1,023 steps would make the calibration of a large model take minutes), draws grown until Stan's clock reads
 # at least STAN_MIN_S.
 STAN_WARMUP, STAN_DRAWS, STAN_TREEDEPTH, STAN_MIN_S, STAN_MAX_DRAWS = 10, 40, 3, 0.5, 20_000
-JAX_REPEATS = 200  # gradients in one compiled loop
+JAX_REPEATS = 200  # gradients in one compiled loop, at least
+# ... and more where 200 take less than this: 200 of a 0.6 microsecond gradient were a 0.12 ms loop, and the
+# survey's rounds of such gradients differed up to 2.3x
+JAX_MIN_LOOP_S, JAX_MAX_REPEATS = 0.05, 1_000_000
 TIMINGS = 5  # of that loop: the median is taken
 
 # The fixed calibration a campaign starts with: one model and size, each side on one core, the same everywhere.
@@ -45,10 +49,11 @@ def jax_gradient(
     device: str = "cpu",
     precision: str = "float64",
     chains: int = 1,
-    repeats: int = JAX_REPEATS,
+    repeats: int | None = None,
 ) -> dict:
     """ms a call of the potential and its gradient over ``chains`` points (one vectorised call), in this
-    process, and the seconds its compilation took."""
+    process, and the seconds its compilation took; ``repeats`` gradients a loop, by default ``JAX_REPEATS`` or
+    more, as many as take ``JAX_MIN_LOOP_S``."""
     from stanjax.runner.engines.jax_setup import model_functions, start_jax
 
     spec = models.get(model_id)
@@ -59,21 +64,31 @@ def jax_gradient(
     )
     energy = jax.vmap(jax.value_and_grad(lambda z, arrays: potential_of(arrays)(z)), in_axes=(0, None))
 
-    def steps(z, arrays):
-        """``repeats`` gradients in one compiled loop, each at a point moved by the last gradient (as a leapfrog
-        step moves it), so none can be hoisted out of the loop and no call's dispatch is timed."""
+    def loop(repeats: int):
+        def steps(z, arrays):
+            """``repeats`` gradients in one compiled loop, each at a point moved by the last gradient (as a
+            leapfrog step moves it), so none can be hoisted out of the loop and no call's dispatch is timed."""
 
-        def step(_, carry):
-            z, total = carry
-            value, gradient = energy(z, arrays)
-            return jax.tree.map(lambda x, g: x - 1e-9 * g, z, gradient), total + value.sum()
+            def step(_, carry):
+                z, total = carry
+                value, gradient = energy(z, arrays)
+                return jax.tree.map(lambda x, g: x - 1e-9 * g, z, gradient), total + value.sum()
 
-        return jax.lax.fori_loop(0, repeats, step, (z, 0.0))
+            return jax.lax.fori_loop(0, repeats, step, (z, 0.0))
 
+        return jax.jit(steps).lower(points, arrays).compile()
+
+    fixed, repeats = repeats is not None, repeats or JAX_REPEATS
     start = time.perf_counter()
-    compiled = jax.jit(steps).lower(points, arrays).compile()
+    compiled = loop(repeats)
     compile_s = time.perf_counter() - start
+    start = time.perf_counter()
     jax.block_until_ready(compiled(points, arrays))
+    first_s = time.perf_counter() - start
+    if not fixed and first_s < JAX_MIN_LOOP_S:  # a loop long enough to time: more gradients in it
+        repeats = min(JAX_MAX_REPEATS, int(repeats * 1.5 * JAX_MIN_LOOP_S / max(first_s, 1e-6)) + 1)
+        compiled = loop(repeats)
+        jax.block_until_ready(compiled(points, arrays))
     seconds = []
     for _ in range(TIMINGS):
         start = time.perf_counter()
@@ -91,8 +106,8 @@ def jax_gradient(
         "ms_per_gradient": statistics.median(seconds) * 1e3,
         "compile_s": compile_s,
         "repeats": repeats,
-        "how": f"median of {TIMINGS} timings of {repeats} jit(vmap(value_and_grad)) calls in one compiled loop, "
-        "data as arguments",
+        "how": f"median of {TIMINGS} timings of {repeats} jit(vmap(value_and_grad)) calls in one compiled loop (at "
+        f"least {JAX_REPEATS} unless fixed, more where they took under {JAX_MIN_LOOP_S} s), data as arguments",
     }
 
 
@@ -271,7 +286,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--precision", default="float64", choices=("float64", "float32"))
     parser.add_argument("--chains", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="Stan: threads a chain (the reduce_sum program)")
-    parser.add_argument("--repeats", type=int, default=JAX_REPEATS, help="JAX: gradients in the compiled loop")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        help=f"JAX: gradients in the compiled loop (default: {JAX_REPEATS}, more where they take under "
+        f"{JAX_MIN_LOOP_S} s)",
+    )
     args = parser.parse_args(argv)
     resize = ((models.get(args.model_id).n_key, args.n),) if args.n else ()
     if args.side == "jax":

@@ -21,6 +21,9 @@ def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data(
     # a hoisted gradient falls 8x (13x when planted); beside the suite's other worker the honest one moved up to 3x
     assert longer["ms_per_gradient"] > large["ms_per_gradient"] / 6 and longer["repeats"] == 400
     assert large["compile_s"] > 0 and large["device"] == "cpu" and large["precision"] == "float64"
+    # unless fixed, a loop of a small gradient is lengthened until it is long enough to time
+    assert small["repeats"] > gradient_cost.JAX_REPEATS
+    assert small["repeats"] * small["ms_per_gradient"] / 1e3 > gradient_cost.JAX_MIN_LOOP_S / 2
 
 
 @pytest.mark.stan
