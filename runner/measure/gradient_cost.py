@@ -66,14 +66,17 @@ def jax_gradient(
 
     def loop(repeats: int):
         def steps(z, arrays):
-            """``repeats`` gradients in one compiled loop, each at a point moved by the last gradient (as a
-            leapfrog step moves it), so none can be hoisted out of the loop and no call's dispatch is timed."""
+            """``repeats`` gradients in one compiled loop, each at the starting point moved by the last gradient
+            (as a leapfrog step moves it), so none can be hoisted out of the loop and no call's dispatch is timed.
+            Moved from the start, not from the last point: accumulated over 5,000 steps the moves carried
+            Lotka-Volterra's parameters where its ODE is stiff, and its gradient cost 600x."""
 
             def step(_, carry):
                 z, total = carry
                 value, gradient = energy(z, arrays)
-                return jax.tree.map(lambda x, g: x - 1e-9 * g, z, gradient), total + value.sum()
+                return jax.tree.map(lambda x, g: x - 1e-9 * g, start, gradient), total + value.sum()
 
+            start = z
             return jax.lax.fori_loop(0, repeats, step, (z, 0.0))
 
         return jax.jit(steps).lower(points, arrays).compile()

@@ -105,3 +105,16 @@ def test_the_calibration_takes_stans_median_of_three_and_says_what_else_ran_besi
     assert len(stan["runs_ms"]) == 3 and stan["ms_per_gradient"] == sorted(stan["runs_ms"])[1]
     assert jax["side"] == "jax" and jax["threads"] == 1 and jax["cpu_threads"] == 1  # one core
     assert {"other_processes_cores", "other_processes_share", "loaded"} <= set(load)
+
+
+def test_a_long_jax_loop_stays_where_it_started():
+    """Each gradient of the loop is taken near the starting point: moves accumulated over 5,000 steps carried
+    Lotka-Volterra's parameters where its ODE is stiff and its gradient cost 600x (7-8 ms against 0.013)."""
+    cpu = {"JAX_PLATFORMS": "cpu"}
+    short, long = (
+        gradient_cost.measure(
+            "jax", "hudson_lynx_hare-lotka_volterra", "default", env=cpu, options=("--repeats", str(repeats))
+        )
+        for repeats in (200, 5_000)
+    )
+    assert long["repeats"] == 5_000 and long["ms_per_gradient"] < 5 * short["ms_per_gradient"]
