@@ -1,9 +1,10 @@
-"""Turn result records into a report: ``index.html`` (the answer first, then the regime map, the why, claims and
-what no answer uses), ``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` (each pairing's ratio per
-model), ``figures.html`` (ESS/s bars, approximations' accuracy), ``studies.html`` (scaling studies, composed
-ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary), ``runs.csv.gz``,
-``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained (inline CSS and SVG)
-and, as the committed records stand, under 400 KB, the index under 300 KB: each opens at once."""
+"""Turn result records into a report: ``index.html`` (the answer first, then the why, claims and what no answer
+uses), ``regimes.html`` (the regime map), ``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` and
+``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars, approximations'
+accuracy), ``studies.html`` (scaling studies, composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and
+sources), ``README.md`` (a summary), ``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as
+read). Every page is self-contained (inline CSS and SVG) and, as the committed records stand, under 400 KB, the
+index under 300 KB: each opens at once."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from stanjax.reports import (
     stats,
 )
 from stanjax.reports.model_pages import model_page, model_sections
-from stanjax.reports.runs_table import summarise, tidy
+from stanjax.reports.runs_table import failed_groups, summarise, tidy
 from stanjax.reports.study_figures import rwmh_label, study_figures
 from stanjax.runner.core import records, superseded
 from stanjax.runner.core.engine_registry import STAN, family
@@ -46,6 +47,11 @@ from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
+# The pairings page's two lists (context key: page, title, the pairings page's section), a forest plots' page each.
+FOREST_PAGES = {
+    "comparisons": ("forests.html", "All pairings", "headline"),
+    "stan_side": ("forests-stan-side.html", "Stan side", "stan-side"),
+}
 
 
 def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
@@ -230,7 +236,8 @@ def report_context(
         "tolerance": claim_verdicts.TOLERANCE,
         "maps": regime_maps,
         "overview": (overview := answer.overview(campaign, regime_maps, answer.front_end_gaps(comparisons))),
-        "regime_summary": first_screen.regime_summary(overview),
+        "regime_summary": (regime_summary := first_screen.regime_summary(overview)),
+        "summary_widths": first_screen.column_widths(regime_summary),
         "why": answer.why(campaign, regime_maps),
         "factors": answer.FACTORS,
         "resources": answer.resources(campaign),
@@ -295,8 +302,8 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     studies += [f for f in [roofline.figure(context["measurements"])] if f]
     accuracy_figures = approximations.figures(points, colours)
     pairings = {
-        "comparisons": [{**c, "forest_anchor": forest_anchor(c)} for c in context["comparisons"]],
-        "stan_side": [{**c, "forest_anchor": forest_anchor(c)} for c in context["stan_side"]],
+        key: [{**c, "forest_anchor": forest_anchor(c), "forest_page": FOREST_PAGES[key][0]} for c in context[key]]
+        for key in FOREST_PAGES
     }
     pages: dict[str, dict] = {
         "index.html": dict(
@@ -317,20 +324,23 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             approximations=accuracy_figures,
             khat_fitted=validity.KHAT_FITTED,
         ),
-        "forests.html": dict(
-            forests=[
-                {
-                    "anchor": forest_anchor(c),
-                    "title": f"{c['numerator']} vs {c['denominator']} on {c['machine']}, size {c['size']}",
-                    "svg": figures.forest_svg(c),
-                }
-                for c in [*context["comparisons"], *context["stan_side"]]
-            ]
-        ),
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
+    pages["regimes.html"] = {}
+    for key, (name, title, anchor) in FOREST_PAGES.items():
+        ((other, other_title, _),) = [page for k, page in FOREST_PAGES.items() if k != key]
+        side = dict(anchor=anchor, title=title, other_page=other, other_title=other_title)
+        forests = [
+            {
+                "anchor": forest_anchor(c),
+                "title": f"{c['numerator']} vs {c['denominator']} on {c['machine']}, size {c['size']}",
+                "svg": figures.forest_svg(c),
+            }
+            for c in context[key]
+        ]
+        pages[name] = dict(template="forests.html", side=side, forests=forests)
     for name, extra in pages.items():
-        template = "report.html" if name == "index.html" else name
+        template = extra.pop("template", "report.html" if name == "index.html" else name)
         (out_dir / name).write_text(
             html.get_template(template).render(**{**context, **pairings, **extra}), encoding="utf-8"
         )
@@ -340,33 +350,6 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             html.get_template("model.html").render(m=section), encoding="utf-8"
         )
     return out_dir / "index.html"
-
-
-def failed_groups(failed: pd.DataFrame, error_lines: int = 3) -> list[dict]:
-    """Failed runs, a row per machine, model, engine setup and status: how many failed and in which repeats, the
-    first one's error (its last ``error_lines``: the exception and where it was raised; runs.csv.gz has it whole), and
-    the other runs' last lines where they differ (a failure repeated in every block is one row, not one per block)."""
-
-    def last_line(error: str) -> str:
-        return (error.strip().splitlines() or [""])[-1]
-
-    rows = []
-    for (machine, model_id, label, status), group in failed.groupby(
-        ["machine", "model_id", "label", "status"], sort=True
-    ):
-        errors = [str(error) for error in group.sort_values("repeat").error]
-        rows.append(
-            {
-                "machine": machine,
-                "model_id": model_id,
-                "label": label,
-                "status": status,
-                "repeats": sorted(int(r) + 1 for r in group.repeat),
-                "error": "\n".join(errors[0].strip().splitlines()[-error_lines:]),
-                "other_errors": sorted({last_line(e) for e in errors[1:]} - {last_line(errors[0])}),
-            }
-        )
-    return rows
 
 
 def forest_anchor(comparison: dict) -> str:

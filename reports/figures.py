@@ -10,6 +10,7 @@ import hashlib
 import html
 import io
 import re
+import textwrap
 from collections import Counter
 
 import matplotlib
@@ -113,7 +114,8 @@ def svg(fig, title: str, legend_below: list | None = None, legend_size: float | 
     """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
     marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test; ``legend_below``: handles of
     a legend under the panels (the saved figure grown to hold it), its text ``legend_size``."""
-    fig.suptitle(title, fontsize=9.5).set_gid("figure-title")
+    # 0.12 in from the top whatever the height (matplotlib's 2 % of it put a tall figure's title over its panels')
+    fig.suptitle(title, fontsize=9.5, y=1 - 0.12 / fig.get_figheight()).set_gid("figure-title")
     for ax in fig.axes:
         ax.xaxis.label.set_gid("x-label")
         ax.yaxis.label.set_gid("y-label")
@@ -276,6 +278,7 @@ def forest_svg(comparison: dict) -> str:
 
 # Drawn at most 52rem wide (base.html), 768 px in an 800 px window: every word at 11 px or more (browser test).
 ANSWER_WIDTH_IN, ANSWER_TEXT_PT = 7.5, 9
+ANSWER_LABEL_CHARS = 36  # a longer model title takes two lines: one long title squeezed both panels to slivers
 
 
 def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
@@ -295,9 +298,12 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     at_slot = {slot: y for y, slot in enumerate(slots) if isinstance(slot, int)}
     keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
     style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)]) for i, key in enumerate(keys)}
+    pitch = 0.34 if any(len(r["title"]) > ANSWER_LABEL_CHARS for r in rows) else 0.24  # inches a row: two lines
     fig, axes = plt.subplots(
-        1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + 0.24 * max(len(slots), 6)), squeeze=False
+        1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + pitch * max(len(slots), 6)), squeeze=False
     )
+    axes[0][0].set_zorder(1)  # drawn last, its regimes' names run over the other panels' backgrounds
+    axes[0][0].patch.set_visible(False)
     for ax, o in zip(axes[0], overview):
         values = []
         for index, row in enumerate(o["rows"]):
@@ -336,7 +342,7 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
         ax.set_yticks(list(at_slot.values()))
         ax.set_ylabel("model, by regime")
         if ax is axes[0][0]:
-            ax.set_yticklabels([r["title"] for r in rows])
+            ax.set_yticklabels([textwrap.fill(r["title"], ANSWER_LABEL_CHARS) for r in rows])
             for y, slot in enumerate(slots):
                 if isinstance(slot, str):  # the regime's name in full, on a row of its own, across the panels
                     ax.text(
@@ -357,17 +363,8 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     handles = [
         Line2D([], [], ls="", marker=style[key][0], color=style[key][1], label=f"{key[1]} on {key[0]}") for key in keys
     ]
-    handles.append(
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            color="grey",
-            mfc="white",
-            label=f"hollow: fewer than {min_blocks} blocks, no interval",
-        )
-    )
+    hollow = f"hollow: fewer than {min_blocks} blocks, no interval"
+    handles.append(Line2D([], [], ls="", marker="o", color="grey", mfc="white", label=hollow))
     return svg(fig, title, legend_below=handles, legend_size=ANSWER_TEXT_PT)
 
 

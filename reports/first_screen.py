@@ -4,6 +4,7 @@ its models show (``regime_summary``), from the rows ``reports.answer.overview`` 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pandas as pd
@@ -169,6 +170,31 @@ def regime_summary(overview: list[dict]) -> list[dict]:
     ]
 
 
+def column_widths(summary: list[dict], chars_per_percent: float = 0.9, step: int = 5) -> list[int]:
+    """The regime summary's column widths in percent (the regime's name, then each pairing), in steps of ``step``,
+    at least two: those that make the table the fewest lines tall at ``chars_per_percent`` (an 800 px screen's).
+    The browser's own split left a column of "not measured" as wide as one of verdicts."""
+    texts = [[f"{r['regime']} ({r['models']})", *(c["text"] for c in r["cells"])] for r in summary]
+    if not texts:
+        return []
+
+    columns, steps = len(texts[0]), 100 // step
+    text = [sum(len(row[i]) for row in texts) for i in range(columns)]
+
+    def lines_then_share(widths: tuple[int, ...]) -> tuple[int, float]:
+        """The table's lines; of equal ones, the nearest to each column's share of the text."""
+        lines = sum(max(-(-len(t) // int(w * chars_per_percent)) for t, w in zip(row, widths)) for row in texts)
+        return lines, sum(abs(w - 100 * n / sum(text)) for w, n in zip(widths, text))
+
+    splits: list[tuple[int, ...]] = [
+        tuple(step * n for n in (*s, steps - sum(s)))
+        for s in itertools.product(range(2, steps), repeat=columns - 1)
+        if sum(s) < steps - 1
+    ]
+    best = min(splits, key=lines_then_share)
+    return list(best)
+
+
 def regime_cell(rows: list[dict]) -> dict:
     """One regime's models in one pairing: ``verdict`` (the direction its verdicts share, "mixed", or the state of
     its models where none has a verdict) and ``text``."""
@@ -189,7 +215,7 @@ def regime_cell(rows: list[dict]) -> dict:
             parts.append(f"{word} on {count(len(values))} ({ratios(values)})")
     to_result = [e["to_result"]["ratio"] for e in measured if e["to_result"]["ratio"]]
     if to_result:
-        parts.append(f"time to 1,000 ESS {ratios(to_result)}")
+        parts.append(f"to 1,000 ESS {ratios(to_result)}")
     if measured:
         parts[-1] += f" [{', '.join(sorted({machine_slug(e['machine']) for e in measured}))}]"
     if differ:

@@ -1,6 +1,6 @@
 """The runs table: one row per record (identity, engine setup and the resources it had, sizes, status, timings,
 metrics and energy, its block and whether an answer may use it) with what the report derives from them, and its
-summary per measurement. ``runs.csv.gz`` is this table (less its GPU names); every section of the report reads it."""
+summary per measurement; failed runs grouped for the report. ``runs.csv.gz`` is this table (less its GPU names); every section of the report reads it."""
 
 from __future__ import annotations
 
@@ -144,3 +144,30 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     summary["invalid"] = summary.invalid.fillna(0).astype(int)
     summary["repeats"] = summary.repeats.fillna(0).astype(int)
     return summary
+
+
+def failed_groups(failed: pd.DataFrame, error_lines: int = 3) -> list[dict]:
+    """Failed runs, a row per machine, model, engine setup and status: how many failed and in which repeats, the
+    first one's error (its last ``error_lines``: the exception and where it was raised; runs.csv.gz has it whole), and
+    the other runs' last lines where they differ (a failure repeated in every block is one row, not one per block)."""
+
+    def last_line(error: str) -> str:
+        return (error.strip().splitlines() or [""])[-1]
+
+    rows = []
+    for (machine, model_id, label, status), group in failed.groupby(
+        ["machine", "model_id", "label", "status"], sort=True
+    ):
+        errors = [str(error) for error in group.sort_values("repeat").error]
+        rows.append(
+            {
+                "machine": machine,
+                "model_id": model_id,
+                "label": label,
+                "status": status,
+                "repeats": sorted(int(r) + 1 for r in group.repeat),
+                "error": "\n".join(errors[0].strip().splitlines()[-error_lines:]),
+                "other_errors": sorted({last_line(e) for e in errors[1:]} - {last_line(errors[0])}),
+            }
+        )
+    return rows

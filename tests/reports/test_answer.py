@@ -4,7 +4,7 @@ its failed gates, ratios without a verdict with their direction so far, and the 
 
 import pandas as pd
 
-from stanjax.reports.first_screen import answer_sentence, regime_summary
+from stanjax.reports.first_screen import answer_sentence, column_widths, regime_summary
 from stanjax.reports.headline import PAIRINGS
 from stanjax.reports.stats import Ratio
 
@@ -62,7 +62,7 @@ def test_the_regime_summary_says_in_a_line_what_each_regime_shows():
     cells = {regime: r["cells"][0] for regime, r in summary.items()}
     assert cells["published recursion"] == {  # Dogs counted once, at its first (best-evidenced) entry
         "verdict": "faster",
-        "text": "faster on 2 (5.10–15.4×); time to 1,000 ESS 1.50× [epyc]",
+        "text": "faster on 2 (5.10–15.4×); to 1,000 ESS 1.50× [epyc]",
     }
     assert cells["data-parallel"] == {"verdict": "mixed", "text": "machines differ on Covtype"}
     assert cells["tiny model"] == {
@@ -74,6 +74,20 @@ def test_the_regime_summary_says_in_a_line_what_each_regime_shows():
         "text": "neither side valid: Funnel (failed ess, reference, rhat)",
     }
     assert cells["ODE"] == {"verdict": "not-measured", "text": "not measured: 1"}
+
+
+def test_the_regime_summary_gives_its_width_to_the_column_with_more_to_say():
+    """A column of "not measured" gets less than one of long verdicts; the widths fill the table; a lone regime
+    name keeps at least ``step`` percent."""
+    verdicts = "faster on 3 (1.25–5.11×); to 1,000 ESS 1.07× slower to 2.2× [epyc-2core, xeon-2core]"
+    rows = [
+        {"regime": f"regime {i}", "models": 2, "cells": [{"text": "not measured: 2"}, {"text": verdicts}]}
+        for i in range(6)
+    ]
+    regime, gpu, cpu = column_widths(rows)
+    assert regime + gpu + cpu == 100 and cpu > 2 * gpu and min(regime, gpu) >= 10
+    swapped = [{**r, "cells": r["cells"][::-1]} for r in rows]
+    assert column_widths(swapped) == [regime, cpu, gpu]
 
 
 def test_a_ratio_over_the_bundled_stan_says_where_cmdstan_sampled_faster():

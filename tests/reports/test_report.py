@@ -100,7 +100,15 @@ def report(tmp_path_factory):
 
 
 # The report's pages beside each model's (reports/build.py's docstring says what each holds).
-PAGES = ("index.html", "pairings.html", "forests.html", "figures.html", "studies.html")
+PAGES = (
+    "index.html",
+    "regimes.html",
+    "pairings.html",
+    "forests.html",
+    "forests-stan-side.html",
+    "figures.html",
+    "studies.html",
+)
 
 
 def pages(index: Path) -> str:
@@ -114,6 +122,11 @@ def pairings(index: Path) -> str:
     return (index.parent / "pairings.html").read_text()
 
 
+def regimes(index: Path) -> str:
+    """The regime map's page of the report whose index is ``index``."""
+    return (index.parent / "regimes.html").read_text()
+
+
 def section(html: str, name: str) -> str:
     start = html.index(f'<section id="{name}"')
     return html[start : html.index("</section>", start)]
@@ -124,12 +137,15 @@ def test_report_is_self_contained(report):
     assert html.count("<svg") >= 1  # the answer's figure, inline
     assert (out / "figures.html").read_text().count("<svg") >= 1  # the bar chart
     assert (out / "studies.html").read_text().count("<svg") >= 3  # the study figures
-    # each pairing's forest plot is on the forests page, the pairings page links to it from the pairing's block
-    headline, forests = section(pairings(out / "index.html"), "headline"), (out / "forests.html").read_text()
-    links = re.findall(r'<a href="forests\.html#(forest-[a-z0-9-]+)">', headline)
-    assert links and "<svg" not in headline
-    for anchor in links:
-        assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', forests), anchor
+    # each pairing's forest plot is on its list's forests page, the pairings page links to it from the pairing's block
+    for name, page in (("headline", "forests.html"), ("stan-side", "forests-stan-side.html")):
+        listed, forests = section(pairings(out / "index.html"), name), (out / page).read_text()
+        links = re.findall(r'<a href="([a-z-]+\.html)#(forest-[a-z0-9-]+)">', listed)
+        assert (links or name == "stan-side") and "<svg" not in listed
+        assert {linked for linked, _ in links} <= {page}
+        for _, anchor in links:
+            assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', forests), anchor
+    assert 'href="regimes.html#regime-map"' in html and '<section id="regime-map"' not in html
     assert 'href="pairings.html#headline"' in html and 'href="pairings.html#stan-side"' in html
     for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:
         # url(#id): an SVG clip path
@@ -642,8 +658,10 @@ def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp
     """Not tiny data (relabelled "small"), so the blocks alone decide: 5 give a verdict, the fixture's 2 do not."""
     small = [replace(r, size="small") for r in fixture_records]
     (tmp_path / "two").mkdir()
-    five = build(write(tmp_path, five_blocks(small)), tmp_path / "five").read_text()
-    two = build(write(tmp_path / "two", small), tmp_path / "two" / "r").read_text()
+    five_index = build(write(tmp_path, five_blocks(small)), tmp_path / "five")
+    five = five_index.read_text()
+    two_index = build(write(tmp_path / "two", small), tmp_path / "two" / "r")
+    two = two_index.read_text()
 
     def maskell(html: str) -> str:
         return {anchor: verdict for anchor, _, verdict in claim_rows(html)}["maskell-stan-cpu"]
@@ -651,7 +669,7 @@ def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp
     assert not maskell(five).startswith("insufficient data")
     assert maskell(two).startswith("insufficient data in every regime measured")
     assert re.search(r"×(?: slower)? \(2 blocks\): insufficient data", section(two, "claims"))
-    regime_map = section(two, "regime-map")
+    regime_map = section(regimes(two_index), "regime-map")
     valid = {(r.model_id, r.engine) for r in small if r.valid and r.repeat == 0}
     paired = {model_id for model_id, engine in valid if (model_id, "stan") in valid and (model_id, "numpyro") in valid}
     assert regime_map.count("insufficient data<br>") == len(paired)
@@ -678,15 +696,17 @@ def test_fewer_than_five_blocks_is_insufficient_data_and_five_give_a_verdict(tmp
     }
     assert len(re.findall(r"× (?:faster|slower) so far: [12] blocks?; 5 needed", regime_map)) == len(paired)
     # five_blocks adds 3 copies of block 1: a model with a valid pair in it only has 4 blocks, still too few
-    assert len(re.findall(r"× (?:faster|slower) so far: 4 blocks; 5 needed", section(five, "regime-map"))) == sum(
+    assert len(
+        re.findall(r"× (?:faster|slower) so far: 4 blocks; 5 needed", section(regimes(five_index), "regime-map"))
+    ) == sum(n == 1 for n in blocks.values())
+    assert section(regimes(five_index), "regime-map").count("insufficient data<br>") == sum(
         n == 1 for n in blocks.values()
     )
-    assert section(five, "regime-map").count("insufficient data<br>") == sum(n == 1 for n in blocks.values())
 
 
 def test_the_regime_map_says_why_a_cell_has_no_ratio(report, fixture_records):
-    html, _ = report
-    regime_map = section(html, "regime-map")
+    html, out = report
+    regime_map = section(regimes(out / "index.html"), "regime-map")
     # matrix factorisation: runs on both sides, none valid; tiny data: a ratio, but no verdict
     assert re.search(
         r"invalid<br><span class=\"small\">NumPyro-CPU 0 of 2 valid \(failed: [^)]+\); "
