@@ -76,14 +76,7 @@ def once_each(found: dict[str, tuple[Path, str, tuple[str, ...]]]) -> dict[str, 
 
 def all_cached(found: dict[str, tuple[Path, str, tuple[str, ...]]]) -> bool:
     """Whether httpstan's cache holds every program ``found`` already (then no header is needed)."""
-    import httpstan.cache
-    import httpstan.models
-
-    names = set(httpstan.cache.list_model_names())
-    return all(
-        httpstan.models.calculate_model_name(HttpstanBackend.program_code(path, program_isa, options)) in names
-        for path, program_isa, options in found.values()
-    )
+    return all(HttpstanBackend.cached(path, program_isa, options) for path, program_isa, options in found.values())
 
 
 def threads(path: Path) -> bool:

@@ -23,10 +23,9 @@ from stanjax.runner.campaigns.gpu_steps import (
     run_step,
     step_number,
 )
-from stanjax.runner.commands.compile import compile_each, model_command
+from stanjax.runner.commands.compile import compile_each, programs_for, tasks_for
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import ISAS
-from stanjax.runner.core.engine_registry import STAN, family
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure.estimates import Estimator
 from stanjax.runner.measure.jobs import stopped_by
@@ -262,23 +261,11 @@ def main(args) -> int:
 
 def compile_stan(plan: Plan, out: Path, step: int) -> None:
     """Every Stan program of the plan, as its runs build it (ISA, threaded program or not), compiled at once on
-    all the box's cores (seconds where a step before compiled them on this machine); the times of every step in
+    all the box's cores (none where a step before compiled them on this machine); the times of every step in
     compile.json."""
-    ids = sorted(
-        {
-            (item.job.model_id, item.job.placement.isa, item.job.placement.threads_per_chain)
-            for item in all_items(plan)
-            if item.job and family(item.job.engine) == STAN
-        }
-    )
+    programs = programs_for(item.job for item in all_items(plan) if item.job)
     start = time.perf_counter()
-    tasks = [
-        (
-            f"{model_id} ({isa}{f', {threads} threads' if threads > 1 else ''})",
-            model_command(model_id, isa=isa, threads=threads),
-        )
-        for model_id, isa, threads in ids
-    ]
+    tasks = tasks_for(programs)
     failed = compile_each(tasks, plan.cores, out / "compile.log") if tasks else 0
     seconds = time.perf_counter() - start
     path = out / COMPILE_FILE
@@ -286,7 +273,8 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
     steps.append(
         {
             "step": step,
-            "programs": len(ids),
+            "programs": len(programs),
+            "compiled": len(tasks),
             "parallel": plan.cores,
             "seconds": seconds,
             "failed": bool(failed),
@@ -294,7 +282,10 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
         }
     )
     path.write_text(json.dumps(steps, indent=1))
-    print(f"Stan programs: {len(ids)} compiled or found compiled, {plan.cores} at once, in {seconds:.0f} s")
+    print(
+        f"Stan programs: {len(tasks)} of {len(programs)} to compile ({len(programs) - len(tasks)} in the cache), "
+        f"{plan.cores} at once, in {seconds:.0f} s"
+    )
 
 
 def run(plan: Plan, out: Path, timeout_s: float, new: bool) -> int:

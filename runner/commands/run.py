@@ -10,10 +10,10 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
-from stanjax.runner.commands.compile import compile_each, label, model_command
+from stanjax.runner.commands.compile import compile_each, programs_for, tasks_for
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
-from stanjax.runner.core.engine_registry import ENGINE_NAMES, STAN, family
+from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
@@ -266,24 +266,17 @@ def compile_ahead(jobs: list[Job], out: Path) -> None:
     at once (compilers' messages in ``out``'s compile.log): on a cold cache `make report` compiled its three programs
     one after another inside its first runs and its calibration. A program that fails is said here and its runs
     record the failure."""
-    wanted = sorted(
-        {
-            (job.model_id, job.placement.isa, job.placement.threads_per_chain, job.placement.program)
-            for job in jobs
-            if family(job.engine) == STAN and not job.through_cmdstan
-        }
-    )
-    if not wanted:
+    programs = programs_for(jobs)
+    if not programs:
         return
-    tasks = [
-        (label(model_id, program), model_command(model_id, isa=isa, threads=threads, program=program))
-        for model_id, isa, threads, program in wanted
-    ]
     start = time.perf_counter()
-    at_once = min(len(os.sched_getaffinity(0)), len(tasks))
-    compile_each(tasks, at_once, out / "compile.log")
+    tasks = tasks_for(programs)
+    at_once = max(1, min(len(os.sched_getaffinity(0)), len(tasks)))
+    if tasks:
+        compile_each(tasks, at_once, out / "compile.log")
     print(
-        f"Stan programs: {len(tasks)} compiled or found compiled, {at_once} at once, in {time.perf_counter() - start:.0f} s"
+        f"Stan programs: {len(tasks)} of {len(programs)} to compile ({len(programs) - len(tasks)} in the cache), "
+        f"{at_once} at once, in {time.perf_counter() - start:.0f} s"
     )
 
 

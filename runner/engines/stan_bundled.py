@@ -75,6 +75,16 @@ class HttpstanBackend:
         built = stan_build.described(isa, stan_build.uses_threads(text))
         return f"{text}\n// stanjax: built with {built}, its stan_services.o too{translated}\n"
 
+    @classmethod
+    def cached(cls, stan_file: Path, isa: str = "native", stanc_options: tuple[str, ...] = ()) -> bool:
+        """Whether httpstan's cache holds this build of the program (``compile`` would build nothing), for this
+        interpreter."""
+        import httpstan.cache
+        import httpstan.models
+
+        name = httpstan.models.calculate_model_name(cls.program_code(stan_file, isa, stanc_options))
+        return name in httpstan.cache.list_model_names()
+
     def compile(self, stan_file: Path, isa: str = "native", stanc_options: tuple[str, ...] = ()):
         """Build through pystan's in-process httpstan as ``stan_build`` says (the ISA's flags, STAN_THREADS only for
         programs that run threads) and with stanc's options where any (``translated_with``); its model cache is

@@ -193,17 +193,19 @@ def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkey
     """The first step compiles the plan's Stan programs (here: a stand-in that compiles nothing) and appends the
     step, the programs, the time and this machine's slug to compile.json, a second step after it."""
     from stanjax.runner.commands import campaign
+    from stanjax.runner.commands import compile as compile_verb
     from stanjax.runner.core.environment import machine
 
     asked = []
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.append(commands) or 0)
+    monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: bool(asked))  # the first step built it
     campaign.compile_stan(tiny_plan(2), tmp_path, 1)
     campaign.compile_stan(tiny_plan(2), tmp_path, 2)
-    assert [[label for label, _ in commands] for commands in asked] == [[f"{EIGHT} (native)"], [f"{EIGHT} (native)"]]
+    assert [[label for label, _ in commands] for commands in asked] == [[EIGHT]]
     steps = json.loads((tmp_path / "compile.json").read_text())
-    assert [(s["step"], s["programs"], s["failed"], s["machine"]) for s in steps] == [
-        (1, 1, False, machine().slug),
-        (2, 1, False, machine().slug),
+    assert [(s["step"], s["programs"], s["compiled"], s["failed"], s["machine"]) for s in steps] == [
+        (1, 1, 1, False, machine().slug),
+        (2, 1, 0, False, machine().slug),
     ]
 
 
@@ -291,6 +293,7 @@ def test_each_stan_program_is_compiled_as_its_runs_build_it(tmp_path, monkeypatc
     on the clock: here eight schools for x86-64-v3 and its reduce_sum program with 3 threads a chain; the
     command's arguments read back as the placement."""
     from stanjax.runner.commands import campaign
+    from stanjax.runner.commands import compile as compile_verb
     from stanjax.runner.commands.compile import parse_model_command
 
     plan = tiny_plan(2)
@@ -301,6 +304,7 @@ def test_each_stan_program_is_compiled_as_its_runs_build_it(tmp_path, monkeypatc
     plan.units[0].items = [i for i in plan.units[0].items if i.job.engine != "stan"] + stan
     asked = []
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.extend(commands) or 0)
+    monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: False)
     campaign.compile_stan(plan, tmp_path, 1)
     assert [label for label, _ in asked] == [f"{EIGHT} (x86-64-v3)", f"{EIGHT} (x86-64-v3, 3 threads)"]
     built = [parse_model_command(command[3:]) for _, command in asked]

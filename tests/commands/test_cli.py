@@ -710,11 +710,13 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     """A cold `make report` compiled its programs one after another inside its first runs: every program the bundled
     Stan builds for the runs is compiled first, once (not per block), at once on the usable cores; none for
     JAX-only runs."""
+    from stanjax.runner.commands import compile as compile_verb
     from stanjax.runner.commands import run
 
     done = []
     monkeypatch.setattr(run, "compile_each", lambda tasks, jobs, log: done.append(("compile", tasks, jobs)) or 0)
     monkeypatch.setattr(run, "run_jobs", lambda jobs, *a, **k: done.append(("run", jobs, 0)) or [])
+    monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: False)
     eight = "eight_schools-eight_schools_noncentered"
     argv = ["run", "--suite", "tiny", "--models", eight, "dogs-dogs", "--repeats", "2", "--out", str(tmp_path / "r")]
     assert main([*argv, "--engines", "stan", "numpyro", "--stan-programs", "model,expert"]) == 0
@@ -722,7 +724,13 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     assert step == "compile" and then == "run" and len(jobs) == 10  # dogs 3 setups, eight schools 2; 2 blocks each
     assert [name for name, _ in tasks] == ["dogs-dogs", "dogs-dogs (expert program)", eight]
     assert at_once == min(len(os.sched_getaffinity(0)), 3)
-    assert "Stan programs: 3 compiled or found compiled" in capsys.readouterr().out
+    assert "Stan programs: 3 of 3 to compile (0 in the cache)" in capsys.readouterr().out
+    # a program in httpstan's cache is not given a process of its own
+    done.clear()
+    monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: placement.program == "expert")
+    assert main([*argv, "--engines", "stan", "numpyro", "--stan-programs", "model,expert"]) == 0
+    assert [name for name, _ in done[0][1]] == ["dogs-dogs", eight]
+    assert "Stan programs: 2 of 3 to compile (1 in the cache)" in capsys.readouterr().out
     done.clear()
     assert main([*argv, "--engines", "numpyro"]) == 0
     assert [step for step, _, _ in done] == ["run"]

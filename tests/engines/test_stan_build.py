@@ -133,3 +133,14 @@ def test_one_process_at_a_time_builds_a_program():
     holder.join()
     assert other_s < 0.2 * hold_s
     assert compile_s > 0.9 * hold_s
+
+
+def test_the_cache_is_asked_in_process_for_a_program_as_its_build_names_it(tmp_path):
+    """``cached`` answers as ``compile`` would find it: a program once compiled is in the cache; the same program
+    with one more comment is another entry."""
+    spec = models.get(EIGHT_SCHOOLS)
+    HttpstanBackend().compile(spec.stan_file)  # in the cache already after the precompile: seconds
+    assert HttpstanBackend.cached(spec.stan_file)
+    edited = tmp_path / spec.stan_file.name
+    edited.write_text(f"{spec.stan_file.read_text()}\n// {tmp_path.name}\n")
+    assert not HttpstanBackend.cached(edited)
