@@ -1,10 +1,10 @@
-"""Turn result records into a report: ``index.html`` (the answer first, then the why, claims and what no answer
-uses), ``regimes.html`` (the regime map), ``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` and
-``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars, approximations'
-accuracy), ``studies.html`` (scaling studies, composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and
-sources), ``README.md`` (a summary), ``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as
-read). Every page is self-contained (inline CSS and SVG) and, as the committed records stand, under 400 KB, the
-index under 300 KB: each opens at once."""
+"""Turn result records into a report: ``index.html`` (the answer first, then the claims and what no answer uses),
+``regimes.html`` (the regime map), ``why.html`` (each ratio's factors, what each engine label had),
+``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` and ``forests-stan-side.html`` (each pairing's
+ratio per model), ``figures.html`` (ESS/s bars, approximations' accuracy), ``studies.html`` (scaling studies,
+composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary),
+``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained
+(inline CSS and SVG) and, as the committed records stand, under 400 KB, the index under 300 KB: each opens at once."""
 
 from __future__ import annotations
 
@@ -326,7 +326,7 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
         ),
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
-    pages["regimes.html"] = {}
+    pages["regimes.html"] = pages["why.html"] = {}
     for key, (name, title, anchor) in FOREST_PAGES.items():
         ((other, other_title, _),) = [page for k, page in FOREST_PAGES.items() if k != key]
         side = dict(anchor=anchor, title=title, other_page=other, other_title=other_title)

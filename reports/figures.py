@@ -298,7 +298,7 @@ def answer_svg(overview: list[dict], min_blocks: int, title: str) -> str:
     at_slot = {slot: y for y, slot in enumerate(slots) if isinstance(slot, int)}
     keys = sorted({(e["machine"], e["numerator"]) for o in overview for r in o["rows"] for e in r["entries"]})
     style = {key: (MACHINE_MARKERS[i % len(MACHINE_MARKERS)], COLOURS[i % len(COLOURS)]) for i, key in enumerate(keys)}
-    pitch = 0.34 if any(len(r["title"]) > ANSWER_LABEL_CHARS for r in rows) else 0.24  # inches a row: two lines
+    pitch = 0.4 if any(len(r["title"]) > ANSWER_LABEL_CHARS for r in rows) else 0.24  # inches a row: two lines
     fig, axes = plt.subplots(
         1, len(overview), figsize=(ANSWER_WIDTH_IN, 1.6 + pitch * max(len(slots), 6)), squeeze=False
     )

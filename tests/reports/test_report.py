@@ -103,6 +103,7 @@ def report(tmp_path_factory):
 PAGES = (
     "index.html",
     "regimes.html",
+    "why.html",
     "pairings.html",
     "forests.html",
     "forests-stan-side.html",
@@ -146,6 +147,7 @@ def test_report_is_self_contained(report):
         for _, anchor in links:
             assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', forests), anchor
     assert 'href="regimes.html#regime-map"' in html and '<section id="regime-map"' not in html
+    assert 'href="why.html#why"' in html and '<section id="why"' in (out / "why.html").read_text()
     assert 'href="pairings.html#headline"' in html and 'href="pairings.html#stan-side"' in html
     for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:
         # url(#id): an SVG clip path
@@ -173,8 +175,8 @@ def test_no_missing_value_is_printed_as_text(report):
 def test_a_planted_nan_is_seen_by_the_missing_value_check(tmp_path, fixture_records):
     """The check above can fail: a stray NaN in a record's text field is printed as text somewhere."""
     planted = [replace(r, engine_info={**r.engine_info, "matmul_precision": "nan"}) for r in fixture_records]
-    html = build(write(tmp_path, planted), tmp_path / "r").read_text()
-    text = re.sub(r"<pre>.*?</pre>|<svg.*?</svg>|<[^>]+>", " ", html, flags=re.S)
+    index = build(write(tmp_path, planted), tmp_path / "r")
+    text = re.sub(r"<pre>.*?</pre>|<svg.*?</svg>|<[^>]+>", " ", pages(index), flags=re.S)
     assert re.search(r"\bnan\b", text)
 
 

@@ -124,6 +124,7 @@ return [...document.querySelectorAll('figure svg')].map(svg => ({
         ("index.html", "stanjax report", 1),
         ("pairings.html", "stanjax report: all pairings", 0),
         ("regimes.html", "stanjax report: regime map", 0),
+        ("why.html", "stanjax report: why", 0),
         ("forests.html", "stanjax report: forest plots, All pairings", 0),
         ("forests-stan-side.html", "stanjax report: forest plots, Stan side", 0),
         ("figures.html", "stanjax report: figures", 1),
