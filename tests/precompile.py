@@ -9,12 +9,9 @@ httpstan's cache is keyed by the program's text (with the flags' comment) and th
 then find every program in the cache and compile nothing. One line per program compiled (one line in all when
 every program is in the cache already); the compilers' messages go to ``--log``.
 
-Most of a Stan compile is parsing Stan's headers, the same for every program, so (as CmdStan does by default with
-g++) Stan's model header is compiled once into a precompiled header under ``out/pch/`` (twice, at once: with
-STAN_THREADS for the programs that run threads, without for the rest), which each program's compile then reads
-(``-include``), without debug information (``-g0``: the tests never debug a module). Neither changes
-the code the compiler generates; a header the compiler refuses (other flags, e.g. the x86-64-v2 build) is said on
-the program's line.
+What the programs share is built first (``stan_build.prepare``: the services objects, and Stan's model header
+precompiled once per build that two or more programs share, as ``stanjax run`` does before its runs); a header the
+compiler refuses is said on the program's line.
 
     .venv/bin/python -m tests.precompile --jobs 2 --log out/test-compile.log
 """
@@ -22,10 +19,6 @@ the program's line.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import os
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,11 +31,6 @@ from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.measure.jobs import WORKER_PYTHON
 from tests.tiers import zoo_only
 
-PCH_ROOT = ROOT / "out" / "pch"
-# httpstan's default extra arguments for a model's module (httpstan/models.py, build_services_extension_module):
-# the precompiled header must be built with the same ones, and the same macros (``macro_args``), to be used.
-HTTPSTAN_ARGS = stan_build.HTTPSTAN_ARGS.split()
-NO_DEBUG_INFO = "-g0"
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
@@ -84,90 +72,6 @@ def threads(path: Path) -> bool:
     return stan_build.uses_threads(path.read_text())
 
 
-def macro_args(with_threads: bool) -> list[str]:
-    """The bundled Stan's macros for a build with or without STAN_THREADS, as compiler arguments."""
-    return [f"-D{name}" if value is None else f"-D{name}={value}" for name, value in stan_build.macros(with_threads)]
-
-
-def header_command(header: Path, with_threads: bool) -> list[str]:
-    """The command that precompiles ``header``: the C++ compiler and flags setuptools gives httpstan's build
-    (Python's own, with ``-g0`` and the bundled build's flags for the host appended as the programs' compiles get
-    them), the build's macros and httpstan's arguments."""
-    import httpstan
-    from setuptools._distutils.ccompiler import new_compiler
-    from setuptools._distutils.sysconfig import customize_compiler, get_python_inc
-
-    compiler = new_compiler()
-    customize_compiler(compiler)
-    includes = [f"-I{Path(httpstan.__file__).parent / 'include'}", f"-I{get_python_inc()}"]
-    return [
-        *compiler.compiler_so_cxx,
-        NO_DEBUG_INFO,
-        *stan_build.flags("native").split(),
-        *macro_args(with_threads),
-        *includes,
-        *HTTPSTAN_ARGS,
-        "-x",
-        "c++-header",
-        str(header),
-        "-o",
-        f"{header}.gch",
-    ]
-
-
-def precompiled_header(with_threads: bool) -> tuple[Path, subprocess.Popen] | Path:
-    """Stan's model header for builds with or without STAN_THREADS, precompiled under ``out/pch/<key>/`` (key: the
-    compile command and the compiler's version), built once and reused: its path, with the compiler still running
-    where it is being built (``header_ready`` waits for it)."""
-    probe = header_command(Path("stan_model_header.hpp"), with_threads)
-    compiler_version = subprocess.run([probe[0], "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\n".join([*probe, compiler_version]).encode()).hexdigest()[:12]
-    header = PCH_ROOT / key / "stan_model_header.hpp"
-    if Path(f"{header}.gch").exists():
-        print(f"precompiled header: reused {header}.gch", flush=True)
-        return header
-    shutil.rmtree(header.parent, ignore_errors=True)
-    header.parent.mkdir(parents=True)
-    header.write_text("#include <stan/model/model_header.hpp>\n")
-    command = header_command(header, with_threads)
-    return header, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def header_ready(building: tuple[Path, subprocess.Popen] | Path, start: float, with_threads: bool) -> Path | None:
-    """The precompiled header once built, or None where it failed (its programs compile without it)."""
-    if isinstance(building, Path):
-        return building
-    header, compiler = building
-    output = compiler.communicate()[0]
-    if compiler.returncode != 0:
-        shutil.rmtree(header.parent, ignore_errors=True)
-        print(
-            f"precompiled header: failed (exit {compiler.returncode}), programs compile without it:\n{output[-2000:]}",
-            file=sys.stderr,
-            flush=True,
-        )
-        return None
-    kind = "with" if with_threads else "without"
-    print(f"precompiled header ({kind} STAN_THREADS): built in {time.perf_counter() - start:.0f} s", flush=True)
-    return header
-
-
-def headers() -> dict[bool, Path | None]:
-    """Per STAN_THREADS or not, as the programs need, Stan's model header precompiled (both at once); the headers of
-    other keys (~0.8 GB each) are removed."""
-    start = time.perf_counter()
-    wanted = sorted({threads(path) for path, _, _ in programs().values()})
-    building = {with_threads: precompiled_header(with_threads) for with_threads in wanted}
-    ready = {
-        with_threads: header_ready(being_built, start, with_threads) for with_threads, being_built in building.items()
-    }
-    kept = {header.parent for header in ready.values() if header}
-    for folder in PCH_ROOT.iterdir():
-        if folder not in kept:
-            shutil.rmtree(folder, ignore_errors=True)
-    return ready
-
-
 def unused_header(compiler_output: str) -> str | None:
     """GCC's reason for not using the precompiled header (``-Winvalid-pch``), or None."""
     for line in compiler_output.splitlines():
@@ -176,15 +80,12 @@ def unused_header(compiler_output: str) -> str | None:
     return None
 
 
-def build(label: str, header: str | None) -> int:
-    """Compile one program as the bundled Stan engine does (what the pool runs in each process), reading the
-    precompiled ``header`` where given; print the compiler's and stanc's messages, then one line."""
+def build(label: str) -> int:
+    """Compile one program as the bundled Stan engine does (what the pool runs in each process); print the
+    compiler's and stanc's messages, then one line."""
     import httpstan.cache
 
     path, program_isa, options = programs()[label]
-    if header:  # setuptools appends CPPFLAGS to each program's compile (and link) command
-        extra = f"{NO_DEBUG_INFO} -Winvalid-pch -include {header}"
-        os.environ["CPPFLAGS"] = f"{os.environ['CPPFLAGS']} {extra}" if os.environ.get("CPPFLAGS") else extra
     try:
         handle = HttpstanBackend().compile(path, program_isa, options)
     except RuntimeError as err:
@@ -204,10 +105,6 @@ def build(label: str, header: str | None) -> int:
     return 0
 
 
-def header_argument(header: Path | None) -> list[str]:
-    return ["--header", str(header)] if header else []
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.precompile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", "-j", type=int, default=2, help="programs compiled at once (default: 2)")
@@ -219,10 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         help="leave out the programs of models whose tests the zoo tier alone runs (tests/tiers.py): make test's",
     )
     parser.add_argument("--one", metavar="LABEL", help=argparse.SUPPRESS)  # one program, in this process
-    parser.add_argument("--header", help=argparse.SUPPRESS)  # the precompiled header --one reads
     args = parser.parse_args(argv)
     if args.one:
-        return build(args.one, args.header)
+        return build(args.one)
     if args.log:
         args.log.parent.mkdir(parents=True, exist_ok=True)
         args.log.write_text("")
@@ -231,13 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     if all_cached(found):  # one process per program only to say "cached" took ~20 s
         print(f"precompile: {len(found)} Stan programs in httpstan's cache already, none compiled", flush=True)
         return 0
-    for build_isa, with_threads in sorted({(program_isa, threads(path)) for path, program_isa, _ in found.values()}):
-        stan_build.services_folder(stan_build.flags(build_isa), with_threads)  # before the programs that link it
-    header = headers()
-    tasks = [
-        (label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label, *header_argument(header[threads(path)])])
-        for label, (path, _, _) in once_each(found).items()
-    ]
+    todo = {
+        label: (path, program_isa, options)
+        for label, (path, program_isa, options) in once_each(found).items()
+        if not HttpstanBackend.cached(path, program_isa, options)
+    }
+    for line in stan_build.prepare([(program_isa, threads(path)) for path, program_isa, _ in todo.values()], args.jobs):
+        print(line, flush=True)
+    tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in todo]
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""
     outcome = "ready" if code == 0 else "NOT ALL compiled"

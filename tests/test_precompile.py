@@ -1,14 +1,10 @@
-"""The test build's precompiled header: built with httpstan's flags, and a refusal by the compiler is seen; the
-programs make test compiles."""
+"""The test build: a precompiled header the compiler refuses is seen; the programs make test compiles."""
 
 import subprocess
 import sys
 
-import pytest
-
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner.engines import stan_build
 from tests import precompile
 
 # What GCC 12 printed (-Winvalid-pch) for a header built with -DNDEBUG, used by a compile without it.
@@ -21,29 +17,6 @@ REFUSED = (
 def test_a_refused_header_is_seen_with_its_reason():
     assert precompile.unused_header(REFUSED) == "`NDEBUG' not defined"
     assert precompile.unused_header("model.cpp:6:25: warning: 'x' is used uninitialized\n") is None
-
-
-@pytest.mark.parametrize("with_threads", [False, True])
-def test_the_header_is_built_with_the_builds_macros_and_arguments(tmp_path, with_threads):
-    command = precompile.header_command(tmp_path / "h.hpp", with_threads)
-    assert set(precompile.macro_args(with_threads) + precompile.HTTPSTAN_ARGS) <= set(command)
-    assert ("-DSTAN_THREADS" in command) == with_threads and "-fvisibility=hidden" in command
-    assert command[-5:] == ["-x", "c++-header", str(tmp_path / "h.hpp"), "-o", f"{tmp_path / 'h.hpp'}.gch"]
-    assert "-fPIC" in command and precompile.NO_DEBUG_INFO in command  # Python's flags for a module, no debug info
-
-
-def test_the_macros_and_arguments_are_httpstans_own():
-    """Read from httpstan's build function: an httpstan upgrade that changes them fails here, not silently in a
-    compiler that refuses the header."""
-    import inspect
-
-    import httpstan.models
-
-    source = inspect.getsource(httpstan.models.build_services_extension_module)
-    for name, value in stan_build.HTTPSTAN_MACROS:  # the bundled Stan engine's copy, also its services build's
-        assert (f'("{name}", "{value}")' if value else f'("{name}", None)') in source, name
-    for argument in precompile.HTTPSTAN_ARGS:
-        assert f'"{argument}"' in source, argument
 
 
 def test_make_test_leaves_the_carried_posteriors_beyond_one_of_each_kind_to_the_zoo_tier():

@@ -23,7 +23,7 @@ from stanjax.runner.campaigns.gpu_steps import (
     run_step,
     step_number,
 )
-from stanjax.runner.commands.compile import compile_each, programs_for, tasks_for
+from stanjax.runner.commands.compile import compile_each, missing, prepare, programs_for, tasks_for
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import ISAS
 from stanjax.runner.core.isa import ISA_HELP
@@ -265,7 +265,10 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
     compile.json."""
     programs = programs_for(item.job for item in all_items(plan) if item.job)
     start = time.perf_counter()
-    tasks = tasks_for(programs)
+    todo = missing(programs)
+    tasks = tasks_for(todo)
+    if tasks:
+        prepare(todo, plan.cores)
     failed = compile_each(tasks, plan.cores, out / "compile.log") if tasks else 0
     seconds = time.perf_counter() - start
     path = out / COMPILE_FILE

@@ -19,7 +19,8 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.core.config import Job, Placement, stanc_options
-from stanjax.runner.core.engine_registry import STAN, family
+from stanjax.runner.core.engine_registry import STAN, entry, family
+from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.measure import plan
 from stanjax.runner.measure.jobs import WORKER_PYTHON
@@ -70,6 +71,10 @@ def main(args) -> int:
         for m in ids
     ]
     if args.jobs > 1 and len(tasks) > 1:
+        if entry(STAN).front_end() == "bundled":
+            prepare(
+                missing([(m, Placement(program=program)) for program, ids in asked.items() for m in ids]), args.jobs
+            )
         return compile_each(tasks, args.jobs)
     if Path(sys.executable) != Path(WORKER_PYTHON):
         # httpstan's cache key includes the interpreter's path: compile under the one the workers run.
@@ -112,6 +117,19 @@ def cached(model_id: str, placement: Placement) -> bool:
     return HttpstanBackend.cached(program, placement.isa, stanc_options(placement.program))
 
 
+def prepare(programs: list[tuple[str, Placement]], at_once: int) -> None:
+    """Before these programs compile, ``at_once`` at a time: what they share (``stan_build.prepare``: the services
+    objects, a precompiled header per build two or more share), a line each."""
+    from stanjax.runner.engines import stan
+
+    builds = [
+        (placement.isa, stan_build.uses_threads(stan.program(models.get(model_id), placement).read_text()))
+        for model_id, placement in programs
+    ]
+    for line in stan_build.prepare(builds, at_once):
+        print(line, flush=True)
+
+
 def tasks_for(programs: list[tuple[str, Placement]]) -> list[tuple[str, list[str]]]:
     """``compile_each``'s tasks for the programs not in httpstan's cache yet: a label and the command each."""
     return [
@@ -119,9 +137,13 @@ def tasks_for(programs: list[tuple[str, Placement]]) -> list[tuple[str, list[str
             label(model_id, placement),
             model_command(model_id, isa=placement.isa, threads=placement.threads_per_chain, program=placement.program),
         )
-        for model_id, placement in programs
-        if not cached(model_id, placement)
+        for model_id, placement in missing(programs)
     ]
+
+
+def missing(programs: list[tuple[str, Placement]]) -> list[tuple[str, Placement]]:
+    """The programs httpstan's cache does not hold yet."""
+    return [(model_id, placement) for model_id, placement in programs if not cached(model_id, placement)]
 
 
 def model_command(*model_ids: str, isa: str = "native", threads: int = 1, program: str = "") -> list[str]:

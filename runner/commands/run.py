@@ -10,7 +10,7 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import ROOT, UsageError
-from stanjax.runner.commands.compile import compile_each, programs_for, tasks_for
+from stanjax.runner.commands.compile import compile_each, missing, prepare, programs_for, tasks_for
 from stanjax.runner.core import environment, records
 from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
@@ -270,9 +270,11 @@ def compile_ahead(jobs: list[Job], out: Path) -> None:
     if not programs:
         return
     start = time.perf_counter()
-    tasks = tasks_for(programs)
-    at_once = max(1, min(len(os.sched_getaffinity(0)), len(tasks)))
+    todo = missing(programs)
+    at_once = max(1, min(len(os.sched_getaffinity(0)), len(todo)))
+    tasks = tasks_for(todo)
     if tasks:
+        prepare(todo, at_once)
         compile_each(tasks, at_once, out / "compile.log")
     print(
         f"Stan programs: {len(tasks)} of {len(programs)} to compile ({len(programs) - len(tasks)} in the cache), "

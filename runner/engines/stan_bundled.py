@@ -124,10 +124,10 @@ class HttpstanBackend:
 
         start = time.perf_counter()
         threads = stan_build.uses_threads(code)  # the program and its build comment, which names no function
-        with stan_build.built_as(isa, threads), translated_with(stanc_options):
-            if not (cached and _loads(name)):
-                import asyncio
+        if not (cached and _loads(name)):
+            import asyncio
 
+            with stan_build.built_as(isa, threads), translated_with(stanc_options):
                 asyncio.run(build())
         return {
             "model_name": name,

@@ -694,6 +694,7 @@ def test_the_compile_verb_builds_each_stan_program_asked_for_where_the_model_has
 
     tasks = []
     monkeypatch.setattr(compile_verb, "compile_each", lambda asked, jobs: tasks.extend(asked) or 0)
+    monkeypatch.setattr(compile_verb, "prepare", lambda programs, jobs: None)
     eight = "eight_schools-eight_schools_noncentered"
     argv = ["compile", "--models", eight, "dogs-dogs", "--stan-programs", "model,expert-O1", "--jobs", "2"]
     assert main(argv) == 0
@@ -716,6 +717,8 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     done = []
     monkeypatch.setattr(run, "compile_each", lambda tasks, jobs, log: done.append(("compile", tasks, jobs)) or 0)
     monkeypatch.setattr(run, "run_jobs", lambda jobs, *a, **k: done.append(("run", jobs, 0)) or [])
+    prepared = []  # what the programs to compile share is built first, for those programs only
+    monkeypatch.setattr(run, "prepare", lambda programs, at_once: prepared.append([m for m, _ in programs]))
     monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: False)
     eight = "eight_schools-eight_schools_noncentered"
     argv = ["run", "--suite", "tiny", "--models", eight, "dogs-dogs", "--repeats", "2", "--out", str(tmp_path / "r")]
@@ -730,6 +733,7 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: placement.program == "expert")
     assert main([*argv, "--engines", "stan", "numpyro", "--stan-programs", "model,expert"]) == 0
     assert [name for name, _ in done[0][1]] == ["dogs-dogs", eight]
+    assert prepared == [["dogs-dogs", "dogs-dogs", eight], ["dogs-dogs", eight]]
     assert "Stan programs: 2 of 3 to compile (1 in the cache)" in capsys.readouterr().out
     done.clear()
     assert main([*argv, "--engines", "numpyro"]) == 0

@@ -81,7 +81,7 @@ def test_cmdstan_gets_the_isas_flag_and_main_object_in_its_cache_key():
 def test_stan_engine_info_names_the_flags_and_the_isa():
     info = HttpstanBackend().info("x86-64-v2")
     assert info["compile_flags"].startswith(
-        "-march=x86-64-v2 -fvisibility=hidden -fvisibility-inlines-hidden (CPPFLAGS) -O3"
+        "-march=x86-64-v2 -fvisibility=hidden -fvisibility-inlines-hidden -g0 (CPPFLAGS) -O3"
     )
     assert info["stan_threads"] is False
     assert (info["isa"], info["host_isa"]) == ("x86-64-v2", isa.host_features())

@@ -144,3 +144,76 @@ def test_the_cache_is_asked_in_process_for_a_program_as_its_build_names_it(tmp_p
     edited = tmp_path / spec.stan_file.name
     edited.write_text(f"{spec.stan_file.read_text()}\n// {tmp_path.name}\n")
     assert not HttpstanBackend.cached(edited)
+
+
+@pytest.mark.parametrize("with_threads", [False, True])
+def test_the_header_is_built_with_the_builds_macros_and_arguments(tmp_path, with_threads):
+    command = stan_build.header_command(tmp_path / "h.hpp", "native", with_threads)
+    assert set(stan_build.macro_args(with_threads) + stan_build.HTTPSTAN_ARGS.split()) <= set(command)
+    assert ("-DSTAN_THREADS" in command) == with_threads and "-fvisibility=hidden" in command
+    assert command[-5:] == ["-x", "c++-header", str(tmp_path / "h.hpp"), "-o", f"{tmp_path / 'h.hpp'}.gch"]
+    assert "-fPIC" in command and stan_build.NO_DEBUG_INFO in command  # Python's flags for a module, no debug info
+
+
+def test_the_macros_and_arguments_are_httpstans_own():
+    """Read from httpstan's build function: an httpstan upgrade that changes them fails here, not silently in a
+    compiler that refuses the header."""
+    import inspect
+
+    import httpstan.models
+
+    source = inspect.getsource(httpstan.models.build_services_extension_module)
+    for name, value in stan_build.HTTPSTAN_MACROS:  # the bundled Stan engine's copy, also its services build's
+        assert (f'("{name}", "{value}")' if value else f'("{name}", None)') in source, name
+    for argument in stan_build.HTTPSTAN_ARGS.split():
+        assert f'"{argument}"' in source, argument
+
+
+def test_what_programs_share_is_built_once_before_them_and_a_header_only_where_two_share_a_build(monkeypatch):
+    """Each build's services object once (two processes that each found it missing built it twice), a precompiled
+    header only for a build two or more programs share (for one, building the header costs more than it saves)."""
+    done = []
+    monkeypatch.setattr(stan_build, "_services_line", lambda isa, threads: done.append(("services", isa, threads)))
+    monkeypatch.setattr(stan_build, "precompile_header", lambda isa, threads: done.append(("header", isa, threads)))
+    builds = [("native", False), ("native", True), ("native", False), ("x86-64-v2", False), ("native", False)]
+    stan_build.prepare(builds, 2)
+    assert sorted(done) == [
+        ("header", "native", False),
+        ("services", "native", False),
+        ("services", "native", True),
+        ("services", "x86-64-v2", False),
+    ]
+
+
+def test_a_program_reads_its_builds_precompiled_header_only_where_one_is_built(tmp_path, monkeypatch):
+    header = tmp_path / "native-plain-0" / stan_build.PCH_HEADER
+    monkeypatch.setattr(stan_build, "header_path", lambda isa, threads: header)
+    assert stan_build.header_flags("native", False) == ""
+    header.parent.mkdir()
+    Path(f"{header}.gch").write_bytes(b"")
+    assert stan_build.header_flags("native", False) == f"-Winvalid-pch -include {header}"
+
+
+def test_each_build_has_a_header_of_its_own():
+    paths = {stan_build.header_path(isa, threads) for isa in ("native", "x86-64-v2") for threads in (False, True)}
+    assert len(paths) == 4 and len({path.parent.parent for path in paths}) == 1
+
+
+@pytest.mark.stan
+def test_the_precompiled_header_is_used_and_no_debug_information_is_written():
+    """After make test's precompile: the native build's header exists and eight schools' compile did not refuse it
+    (GCC says why with -Winvalid-pch), and its module carries no debug information (-g0 beside Python's -g)."""
+    import httpstan.cache
+    import httpstan.models
+
+    from tests.precompile import unused_header
+
+    assert Path(f"{stan_build.header_path('native', False)}.gch").exists()
+    spec = models.get(EIGHT_SCHOOLS)
+    name = httpstan.models.calculate_model_name(HttpstanBackend.program_code(spec.stan_file, "native"))
+    HttpstanBackend().compile(spec.stan_file)
+    output = httpstan.cache.load_services_extension_module_compiler_output(name) or ""
+    assert unused_header(output) is None, output[-2000:]
+    [module] = [p for p in httpstan.cache.model_directory(name).iterdir() if p.suffix == ".so"]
+    sections = subprocess.run(["readelf", "-S", "-W", str(module)], capture_output=True, text=True, check=True).stdout
+    assert ".debug_info" not in sections
