@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, (path, program_isa, options) in once_each(found).items()
         if not HttpstanBackend.cached(path, program_isa, options)
     }
-    for line in stan_build.prepare([(program_isa, threads(path)) for path, program_isa, _ in todo.values()], args.jobs):
+    builds = [(program_isa, threads(path)) for path, program_isa, _ in todo.values()]
+    for line in stan_build.prepare(builds, args.jobs, args.log):
         print(line, flush=True)
     tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in todo]
     code = compile_each(tasks, args.jobs, args.log)

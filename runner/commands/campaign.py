@@ -268,7 +268,7 @@ def compile_stan(plan: Plan, out: Path, step: int) -> None:
     todo = missing(programs)
     tasks = tasks_for(todo)
     if tasks:
-        prepare(todo, plan.cores)
+        prepare(todo, plan.cores, out / "compile.log")
     failed = compile_each(tasks, plan.cores, out / "compile.log") if tasks else 0
     seconds = time.perf_counter() - start
     path = out / COMPILE_FILE

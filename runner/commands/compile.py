@@ -117,16 +117,17 @@ def cached(model_id: str, placement: Placement) -> bool:
     return HttpstanBackend.cached(program, placement.isa, stanc_options(placement.program))
 
 
-def prepare(programs: list[tuple[str, Placement]], at_once: int) -> None:
+def prepare(programs: list[tuple[str, Placement]], at_once: int, log: Path | None = None) -> None:
     """Before these programs compile, ``at_once`` at a time: what they share (``stan_build.prepare``: the services
-    objects, a precompiled header per build two or more share), a line each."""
+    objects, a precompiled header per build two or more share), a line each; the compilers' messages to ``log``
+    where given."""
     from stanjax.runner.engines import stan
 
     builds = [
         (placement.isa, stan_build.uses_threads(stan.program(models.get(model_id), placement).read_text()))
         for model_id, placement in programs
     ]
-    for line in stan_build.prepare(builds, at_once):
+    for line in stan_build.prepare(builds, at_once, log):
         print(line, flush=True)
 
 

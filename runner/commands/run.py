@@ -274,7 +274,8 @@ def compile_ahead(jobs: list[Job], out: Path) -> None:
     at_once = max(1, min(len(os.sched_getaffinity(0)), len(todo)))
     tasks = tasks_for(todo)
     if tasks:
-        prepare(todo, at_once)
+        out.mkdir(parents=True, exist_ok=True)
+        prepare(todo, at_once, out / "compile.log")
         compile_each(tasks, at_once, out / "compile.log")
     print(
         f"Stan programs: {len(tasks)} of {len(programs)} to compile ({len(programs) - len(tasks)} in the cache), "

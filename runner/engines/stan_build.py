@@ -26,6 +26,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -223,11 +224,12 @@ def services_source(cpp: str) -> str:
     return cpp.replace(DIAGNOSTIC_WRITER, NO_OP_WRITER)
 
 
-def prepare(builds: list[tuple[str, bool]], at_once: int) -> list[str]:
+def prepare(builds: list[tuple[str, bool]], at_once: int, log: Path | None = None) -> list[str]:
     """Before programs of these builds (an ISA and whether STAN_THREADS, one a program) are compiled, what they
     share, ``at_once`` at a time: each build's services object (two programs compiled at once had each built a
     missing one, a core's minute twice) and, for a build two or more programs share, its precompiled header (a
-    program then compiled in ~15 s, not ~50). A line each, saying what it took."""
+    program then compiled in ~11 s, not ~40). A line each, saying what it took; the compilers' messages appended to
+    ``log`` where given."""
     from collections import Counter
     from concurrent.futures import ThreadPoolExecutor
 
@@ -238,8 +240,30 @@ def prepare(builds: list[tuple[str, bool]], at_once: int) -> list[str]:
     counts = Counter(builds)
     work = [(_services_line, isa, threads) for isa, threads in counts]
     work += [(precompile_header, isa, threads) for (isa, threads), n in counts.items() if n >= 2]
-    with ThreadPoolExecutor(max_workers=max(1, at_once)) as pool:  # each builds in a compiler process of its own
+    with _output_to(log), ThreadPoolExecutor(max_workers=max(1, at_once)) as pool:  # a compiler process each
         return list(pool.map(lambda task: task[0](task[1], task[2]), work))
+
+
+@contextlib.contextmanager
+def _output_to(log: Path | None):
+    """This process's standard output and error (and so its compilers') appended to ``log`` meanwhile, where given:
+    the services object is compiled in this process, whose terminal is the campaign's."""
+    if log is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "a") as file:
+        os.dup2(file.fileno(), 1)
+        os.dup2(file.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
 
 
 def _services_line(isa: str, threads: bool) -> str:
@@ -274,7 +298,7 @@ def header_command(header: Path, isa: str, threads: bool) -> list[str]:
     customize_compiler(compiler)
     includes = [f"-I{Path(httpstan.__file__).parent / 'include'}", f"-I{get_python_inc()}"]
     return [
-        *compiler.compiler_so_cxx,
+        *compiler.compiler_so_cxx,  # type: ignore[attr-defined]  # set by customize_compiler
         *flags(isa).split(),
         *macro_args(threads),
         *includes,

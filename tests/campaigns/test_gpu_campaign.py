@@ -200,7 +200,7 @@ def test_the_compile_step_records_its_programs_time_and_machine(tmp_path, monkey
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.append(commands) or 0)
     monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: bool(asked))  # the first step built it
     prepared = []
-    monkeypatch.setattr(campaign, "prepare", lambda programs, cores: prepared.append([m for m, _ in programs]))
+    monkeypatch.setattr(campaign, "prepare", lambda programs, cores, log: prepared.append([m for m, _ in programs]))
     campaign.compile_stan(tiny_plan(2), tmp_path, 1)
     campaign.compile_stan(tiny_plan(2), tmp_path, 2)
     assert [[label for label, _ in commands] for commands in asked] == [[EIGHT]]
@@ -307,7 +307,7 @@ def test_each_stan_program_is_compiled_as_its_runs_build_it(tmp_path, monkeypatc
     plan.units[0].items = [i for i in plan.units[0].items if i.job.engine != "stan"] + stan
     asked = []
     monkeypatch.setattr(campaign, "compile_each", lambda commands, cores, log: asked.extend(commands) or 0)
-    monkeypatch.setattr(campaign, "prepare", lambda programs, cores: None)
+    monkeypatch.setattr(campaign, "prepare", lambda programs, cores, log: None)
     monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: False)
     campaign.compile_stan(plan, tmp_path, 1)
     assert [label for label, _ in asked] == [f"{EIGHT} (x86-64-v3)", f"{EIGHT} (x86-64-v3, 3 threads)"]

@@ -718,7 +718,7 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     monkeypatch.setattr(run, "compile_each", lambda tasks, jobs, log: done.append(("compile", tasks, jobs)) or 0)
     monkeypatch.setattr(run, "run_jobs", lambda jobs, *a, **k: done.append(("run", jobs, 0)) or [])
     prepared = []  # what the programs to compile share is built first, for those programs only
-    monkeypatch.setattr(run, "prepare", lambda programs, at_once: prepared.append([m for m, _ in programs]))
+    monkeypatch.setattr(run, "prepare", lambda programs, at_once, log: prepared.append([m for m, _ in programs]))
     monkeypatch.setattr(compile_verb, "cached", lambda model_id, placement: False)
     eight = "eight_schools-eight_schools_noncentered"
     argv = ["run", "--suite", "tiny", "--models", eight, "dogs-dogs", "--repeats", "2", "--out", str(tmp_path / "r")]

@@ -199,21 +199,39 @@ def test_each_build_has_a_header_of_its_own():
     assert len(paths) == 4 and len({path.parent.parent for path in paths}) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.stan
-def test_the_precompiled_header_is_used_and_no_debug_information_is_written():
-    """After make test's precompile: the native build's header exists and eight schools' compile did not refuse it
-    (GCC says why with -Winvalid-pch), and its module carries no debug information (-g0 beside Python's -g)."""
+def test_the_precompiled_header_is_used_and_no_debug_information_is_written(tmp_path):
+    """A program compiled once its build's header is precompiled (make test's precompile built it: reused) reads it:
+    GCC says why where it refuses one (-Winvalid-pch), and says nothing here; its module carries no debug
+    information (-g0 beside Python's -g)."""
     import httpstan.cache
     import httpstan.models
 
     from tests.precompile import unused_header
 
-    assert Path(f"{stan_build.header_path('native', False)}.gch").exists()
-    spec = models.get(EIGHT_SCHOOLS)
-    name = httpstan.models.calculate_model_name(HttpstanBackend.program_code(spec.stan_file, "native"))
-    HttpstanBackend().compile(spec.stan_file)
-    output = httpstan.cache.load_services_extension_module_compiler_output(name) or ""
-    assert unused_header(output) is None, output[-2000:]
-    [module] = [p for p in httpstan.cache.model_directory(name).iterdir() if p.suffix == ".so"]
+    assert "FAILED" not in stan_build.precompile_header("native", False)
+    assert stan_build.header_flags("native", False).startswith("-Winvalid-pch -include")
+    program = tmp_path / "eight_schools.stan"  # a program of its own (one more comment): compiled here, not cached
+    program.write_text(f"{models.get(EIGHT_SCHOOLS).stan_file.read_text()}\n// {tmp_path.name}\n")
+    handle = HttpstanBackend().compile(program)
+    output = httpstan.cache.load_services_extension_module_compiler_output(handle["model_name"]) or ""
+    assert not handle["cached"] and unused_header(output) is None, output[-2000:]
+    [module] = [p for p in httpstan.cache.model_directory(handle["model_name"]).iterdir() if p.suffix == ".so"]
     sections = subprocess.run(["readelf", "-S", "-W", str(module)], capture_output=True, text=True, check=True).stdout
     assert ".debug_info" not in sections
+    httpstan.cache.delete_model_directory(handle["model_name"])
+
+
+def test_the_messages_of_what_programs_share_go_to_the_compile_log(tmp_path, monkeypatch, capfd):
+    """The services object is compiled in the campaign's process: its compiler's warnings filled `make report`'s
+    terminal; with a log they go there, as the programs' own do."""
+
+    def noisy(isa: str, threads: bool) -> str:
+        subprocess.run(["sh", "-c", "echo 'warning: lp may be used uninitialized' >&2"], check=True)
+        return "services object: built"
+
+    monkeypatch.setattr(stan_build, "_services_line", noisy)
+    assert stan_build.prepare([("native", False)], 1, tmp_path / "compile.log") == ["services object: built"]
+    assert "may be used uninitialized" in (tmp_path / "compile.log").read_text()
+    assert "may be used uninitialized" not in capfd.readouterr().err
