@@ -234,9 +234,29 @@ def gap_note(gaps: dict, c: dict) -> str:
     )
 
 
+def over_expert_programs(cells: list[dict], model_id: str, campaign: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """A model with a Stan expert's program (``stan/expert/``) is answered from its ratios over that program alone
+    (issue 63: no first-screen ratio rests on a program an expert would rewrite): its cells split into those and
+    the ones over the published program, which stay in the regime map. Other models: every cell, none set apart."""
+    spec = models.registry().get(model_id)
+    if spec is None or spec.stan_expert_file is None:
+        return cells, []
+    programs = campaign["program"] if "program" in campaign else pd.Series("", index=campaign.index)
+    expert_runs = set(campaign.run_id[[isinstance(p, str) and is_expert(p) for p in programs]])
+    kept = [c for c in cells if any(set(ids) & expert_runs for ids in c["entry"]["run_ids"])]
+    return kept, [c for c in cells if not any(c is k for k in kept)]
+
+
+def as_published(cells: list[dict]) -> str:
+    """Why a model with an expert's program has no answer though it has ratios: they are over the published one."""
+    found = "; ".join(f"{speed(c['ratio'].value)} on {c['machine']}" for c in cells)
+    return f"as published only ({found}): the Stan expert's program (stan/expert/) not run beside it"
+
+
 def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None = None) -> list[dict]:
     """The first screen, per pairing: per model (by regime) every ratio it has on any machine and size (measured
-    ones first, the default size first among them; tiny data only where it has nothing else), each with its
+    ones first, the default size first among them; tiny data only where it has nothing else; over a Stan expert's
+    program where the model has one: ``over_expert_programs``), each with its
     qualifiers (and, over the bundled Stan, what CmdStan measured where it sampled faster: ``gaps``), or why it
     has none; and the sentence that answers."""
     out = []
@@ -244,7 +264,9 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
         rows = []
         for g in m["groups"]:
             for row in g["rows"]:
-                cells = [c for c in row["cells"] if "ratio" in c]
+                cells, published = over_expert_programs(
+                    [c for c in row["cells"] if "ratio" in c], row["model_id"], campaign
+                )
                 cells = sorted(
                     [c for c in cells if c["size"] != "tiny"] or cells,
                     key=lambda c: (
@@ -269,7 +291,11 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                             }
                             for c in cells
                         ],
-                        "why": "" if cells else why_none(row, m["columns"], m["pairing"]),
+                        "why": ""
+                        if cells
+                        else as_published(published)
+                        if published
+                        else why_none(row, m["columns"], m["pairing"]),
                     }
                 )
         other_way = [r["title"] for r in rows if r["entries"] and r["entries"][0]["to_result"]["disagree"]]

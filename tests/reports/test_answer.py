@@ -130,3 +130,22 @@ def test_a_ratio_over_the_bundled_stan_says_where_cmdstan_sampled_faster():
     httpstan = {**comparison, "denominator": "httpstan-CPU", "denominator_setup": side("httpstan")}
     note = gap_note(front_end_gaps([httpstan]), {**cell, "denominator": "httpstan-CPU"})
     assert note.startswith("httpstan-CPU is the bundled Stan as httpstan built it: CmdStan-CPU sampled")
+
+
+def test_a_model_with_an_expert_program_is_answered_over_it_alone():
+    """Issue 63: no first-screen ratio rests on a program a Stan expert would rewrite. Dogs has stan/expert/dogs.stan:
+    its ratio over the published program (one machine) is set apart, its ratio over the expert's kept; a model
+    without an expert program keeps every ratio."""
+    from stanjax.reports.answer import as_published, over_expert_programs
+
+    campaign = pd.DataFrame(
+        {"run_id": ["np1", "pub1", "np2", "exp2"], "program": ["", "", "", "expert"]}  # NumPyro has no program
+    )
+    published = {**entry("epyc", 15.4), "entry": {"run_ids": [["np1"], ["pub1"]]}}
+    expert = {**entry("xeon", 1.08), "entry": {"run_ids": [["np2"], ["exp2"]]}}
+    kept, apart = over_expert_programs([published, expert], "dogs-dogs", campaign)
+    assert kept == [expert] and apart == [published]
+    assert over_expert_programs([published], "dogs-dogs", campaign) == ([], [published])
+    assert "as published only (15.4× faster on epyc)" in as_published([published])
+    no_expert = "gp_pois_regr-gp_pois_regr"  # posteriordb's program is how an expert writes it: no stan/expert/
+    assert over_expert_programs([published, expert], no_expert, campaign) == ([published, expert], [])
