@@ -29,7 +29,6 @@ theta[4] at 4.44, R-hat 1.69); at 0.5, 24 of 24 chains converged (R-hat 1.0010).
 from pathlib import Path
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from stanjax.models import ModelSpec, Parameter, SizeError, exact_log, posteriordb
 
@@ -60,6 +59,8 @@ def generate(seed: int, N: int, posteriordb_data: int = 0, tight_solver: int = 0
         return {**data, **solver}
     if N < 1:
         raise SizeError(f"{SPEC_ID} needs N >= 1 measurement times, got N={N}")
+    from scipy.integrate import solve_ivp  # imported here: every worker lists the models (0.3 s)
+
     ts = np.arange(1.0, N + 1.0)
     states = solve_ivp(
         dz_dt, (0.0, ts[-1]), Z_INIT, method="DOP853", t_eval=ts, args=tuple(THETA), rtol=1e-10, atol=1e-10

@@ -14,9 +14,13 @@ from stanjax.runner.measure.jobs import WORKER_PYTHON
 EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 
 
-def test_the_worker_does_not_import_arviz():
-    """arviz-stats' import (~3 s) once per campaign, not once per run: the worker's own imports leave it out."""
-    code = "import sys, stanjax.runner.measure.worker; print(sorted(m for m in sys.modules if m.startswith('arviz')))"
+def test_the_worker_imports_neither_arviz_nor_an_ode_solver():
+    """arviz-stats' import (~3 s) once per campaign, not once per run: the worker's own imports leave it out; and
+    listing the models imports no model's heavy library (Lotka-Volterra's scipy.integrate took 0.3 s a run)."""
+    code = (
+        "import sys, stanjax.runner.measure.worker; from stanjax import models; models.registry(); "
+        "print(sorted(m for m in sys.modules if m.startswith(('arviz', 'scipy.integrate'))))"
+    )
     done = subprocess.run([WORKER_PYTHON, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
