@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
 import sys
 import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import arviz_stats as az  # arviz's diagnostics without its plotting half (matplotlib): a second off every worker
 import numpy as np
@@ -73,21 +76,29 @@ def parameter_table(
     """Per scalar parameter: mean, sd and their MCSEs, bulk and tail ESS, R-hat (draws: (chain, draw, ...));
     with ``quantiles`` (references) also the 5/50/95 % quantiles ``q5``, ``q50``, ``q95`` and their MCSEs."""
     posterior = from_dict({"posterior": {name: draws[name] for name in names}})
-    columns = {
-        "mean": posterior["posterior"].ds.mean(dim=("chain", "draw")),
-        "sd": posterior["posterior"].ds.std(dim=("chain", "draw"), ddof=1),
-        "mcse_mean": az.mcse(posterior).ds,
-        "mcse_sd": az.mcse(posterior, method="sd").ds,
-        "ess_bulk": az.ess(posterior, method="bulk").ds,
-        "ess_tail": az.ess(posterior, method="tail").ds,
-        "rhat": az.rhat(posterior).ds,
+    tasks = {
+        "mean": lambda: posterior["posterior"].ds.mean(dim=("chain", "draw")),
+        "sd": lambda: posterior["posterior"].ds.std(dim=("chain", "draw"), ddof=1),
+        "mcse_mean": lambda: az.mcse(posterior).ds,
+        "mcse_sd": lambda: az.mcse(posterior, method="sd").ds,
+        "ess_bulk": lambda: az.ess(posterior, method="bulk").ds,
+        "ess_tail": lambda: az.ess(posterior, method="tail").ds,
+        "rhat": lambda: az.rhat(posterior).ds,
     }
     for prob in QUANTILES if quantiles else ():
         label = f"q{round(100 * prob)}"
-        columns[label] = posterior["posterior"].ds.quantile(prob, dim=("chain", "draw")).drop_vars("quantile")
-        columns[f"mcse_{label}"] = az.mcse(posterior, method="quantile", prob=prob).ds
-    flat = {column: _flat(values) for column, values in columns.items()}
-    return {name: {column: flat[column][name] for column in columns} for name in flat["mean"]}
+        tasks[label] = lambda p=prob: posterior["posterior"].ds.quantile(p, dim=("chain", "draw")).drop_vars("quantile")
+        tasks[f"mcse_{label}"] = lambda p=prob: az.mcse(posterior, method="quantile", prob=p).ds
+    flat = {column: _flat(values) for column, values in concurrently(tasks).items()}
+    return {name: {column: flat[column][name] for column in flat} for name in flat["mean"]}
+
+
+def concurrently(tasks: dict[str, Callable]) -> dict:
+    """Each task's result, computed on as many threads as this thread's cores (their sorts and FFTs release the
+    GIL): eight schools' 4 x 50,000 draws were judged in 2.0 s on one of two cores, 1.1 s on both."""
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+        futures = {name: pool.submit(task) for name, task in tasks.items()}
+    return {name: future.result() for name, future in futures.items()}
 
 
 def pareto_khat(draws: np.ndarray) -> np.ndarray:
@@ -148,7 +159,12 @@ def summarise(result: SampleResult, parameter_names: list[str], superchain_ids: 
     chains that started in superchains) also the largest nested R-hat. Every parameter's Pareto k-hat goes with its
     sd: the reference gate checks an sd only where k-hat says its MCSE is defined (:mod:`stanjax.runner.measure.validity`).
     """
-    table = parameter_table(result.draws, parameter_names)
+    table, khats = concurrently(
+        {
+            "table": lambda: parameter_table(result.draws, parameter_names),
+            "khat": lambda: tail_khats(result.draws, parameter_names),
+        }
+    ).values()
     nested = None
     if superchain_ids is not None:
         posterior = from_dict({"posterior": {name: result.draws[name] for name in parameter_names}})
@@ -179,7 +195,7 @@ def summarise(result: SampleResult, parameter_names: list[str], superchain_ids: 
         posterior_mcse={name: row["mcse_mean"] for name, row in table.items()},
         posterior_sd={name: row["sd"] for name, row in table.items()},
         posterior_mcse_sd={name: row["mcse_sd"] for name, row in table.items()},
-        posterior_khat=tail_khats(result.draws, parameter_names),
+        posterior_khat=khats,
         superchains=len(set(superchain_ids)) if superchain_ids is not None else 0,
         max_rhat_nested=nested,
     )
