@@ -50,6 +50,9 @@ def test_a_short_pairing_draws_more_on_both_sides_and_says_why(history):
     assert {j.config.draws for j in lengthen(jobs, tiny)[0]} == {MAX_FACTOR * draws}
     long = timed(history, EIGHT, "stan", 1.5, 1.0) + timed(history, EIGHT, "numpyro", 1.0, 1.5)
     assert lengthen(jobs, long) == (jobs, [])
+    # Grown to the next tenth, not the next whole factor: NumPyro 0.5 + 1.2 s, (2 - 0.5) / 1.2 = 1.25 → 1.3x
+    near = timed(history, EIGHT, "stan", 1.0, 1.0) + timed(history, EIGHT, "numpyro", 0.5, 1.2)
+    assert {j.config.draws for j in lengthen(jobs, near)[0]} == {round(1.3 * draws)}
 
 
 def test_a_pairing_with_no_earlier_run_keeps_its_draws_and_a_resumed_one_keeps_what_it_ran(history):
