@@ -9,9 +9,9 @@ LOGISTIC = "covtype_synth-logistic_regression"
 
 def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data():
     """Two N 100x apart: the cost grows with N; and the per-gradient time does not fall as the loop grows 8x (a
-    gradient XLA hoisted out of the loop, computed once, would make it fall 8x)."""
+    gradient XLA hoisted out of the loop, computed once, would make it fall 8x); tries keep the fastest."""
     cpu = {"JAX_PLATFORMS": "cpu"}
-    small = gradient_cost.measure("jax", LOGISTIC, "tiny", 300, env=cpu)
+    small = gradient_cost.measure("jax", LOGISTIC, "tiny", 300, env=cpu, options=("--tries", "3"))
     large, longer = (
         gradient_cost.measure("jax", LOGISTIC, "tiny", 30_000, env=cpu, options=("--repeats", str(repeats)))
         for repeats in (50, 400)
@@ -24,6 +24,10 @@ def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data(
     # unless fixed, a loop of a small gradient is lengthened until it is long enough to time
     assert small["repeats"] > gradient_cost.JAX_REPEATS
     assert small["repeats"] * small["ms_per_gradient"] / 1e3 > gradient_cost.JAX_MIN_LOOP_S / 2
+    # tries on fresh copies of the inputs: the fastest is the measurement (the calibration's statistic)
+    assert (
+        len(small["tries_ms"]) == 3 and small["ms_per_gradient"] == min(small["tries_ms"]) and "tries_ms" not in large
+    )
 
 
 @pytest.mark.stan
@@ -100,9 +104,12 @@ def test_a_measuring_suite_starts_with_a_calibration_under_its_campaign_id(tmp_p
 
 
 @pytest.mark.stan
-def test_the_calibration_takes_stans_median_of_three_and_says_what_else_ran_beside_it():
+def test_the_calibration_takes_each_sides_fastest_try_and_says_what_else_ran_beside_it():
     (stan, jax), load = gradient_cost.calibrate()
-    assert len(stan["runs_ms"]) == 3 and stan["ms_per_gradient"] == sorted(stan["runs_ms"])[1]
+    assert len(stan["runs_ms"]) == 3 and stan["ms_per_gradient"] == min(stan["runs_ms"])
+    assert len(jax["tries_ms"]) == gradient_cost.CALIBRATION_JAX_TRIES and jax["ms_per_gradient"] == min(
+        jax["tries_ms"]
+    )
     assert jax["side"] == "jax" and jax["threads"] == 1 and jax["cpu_threads"] == 1  # one core
     assert {"other_processes_cores", "other_processes_share", "loaded"} <= set(load)
 

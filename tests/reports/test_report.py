@@ -1275,6 +1275,10 @@ def test_two_machines_under_one_name_are_told_apart_by_their_calibrations(tmp_pa
     far = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.0205)])
     (sentence,) = far["differ"]
     assert sentence.startswith("xeon-2core: Stan's calibration gradient took 0.03 ms") and "1.70×" in sentence
+    # Each side's fastest try: an older campaign's median of three Stan runs is read as their fastest
+    median_kept = _calibration("bb", 0.051, 0.0205)
+    median_kept["sides"][0]["runs_ms"] = [0.0312, 0.051, 0.052]
+    assert calibrations([_calibration("a", 0.030, 0.020), median_kept])["differ"] == []
     other_cpu = calibrations([_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.02, cpu="AMD EPYC")])
     assert other_cpu["differ"] == []  # another name: another machine, said by its label already
     # One measured beside other work, or before loads were recorded, is listed and compared with nothing.
