@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     builds = [(program_isa, threads(path)) for path, program_isa, _ in todo.values()]
     for line in stan_build.prepare(builds, args.jobs, args.log):
         print(line, flush=True)
-    tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in todo]
+    longest_first = sorted(todo, key=lambda label: -todo[label][0].stat().st_size)  # as `stanjax run` orders them
+    tasks = [(label, [WORKER_PYTHON, "-m", "tests.precompile", "--one", label]) for label in longest_first]
     code = compile_each(tasks, args.jobs, args.log)
     where = f"; compiler output in {args.log}" if args.log else ""
     outcome = "ready" if code == 0 else "NOT ALL compiled"

@@ -709,8 +709,8 @@ def test_the_compile_verb_builds_each_stan_program_asked_for_where_the_model_has
 
 def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, monkeypatch, capsys):
     """A cold `make report` compiled its programs one after another inside its first runs: every program the bundled
-    Stan builds for the runs is compiled first, once (not per block), at once on the usable cores; none for
-    JAX-only runs."""
+    Stan builds for the runs is compiled first, once (not per block), at once on the usable cores, the longest
+    first; none for JAX-only runs."""
     from stanjax.runner.commands import compile as compile_verb
     from stanjax.runner.commands import run
 
@@ -725,7 +725,8 @@ def test_a_run_compiles_each_stan_program_once_before_the_first_run(tmp_path, mo
     assert main([*argv, "--engines", "stan", "numpyro", "--stan-programs", "model,expert"]) == 0
     (step, tasks, at_once), (then, jobs, _) = done
     assert step == "compile" and then == "run" and len(jobs) == 10  # dogs 3 setups, eight schools 2; 2 blocks each
-    assert [name for name, _ in tasks] == ["dogs-dogs", "dogs-dogs (expert program)", eight]
+    # the longest program first (1,371 bytes, 921, 270): a long one left for last keeps the other cores idle
+    assert [name for name, _ in tasks] == ["dogs-dogs (expert program)", "dogs-dogs", eight]
     assert at_once == min(len(os.sched_getaffinity(0)), 3)
     assert "Stan programs: 3 of 3 to compile (0 in the cache)" in capsys.readouterr().out
     # a program in httpstan's cache is not given a process of its own
