@@ -6,7 +6,7 @@
 # module loads, the native backtrace of a chain (cuda-gdb, the machine's only debugger), and whether pystan's
 # own build (httpstan's prebuilt NUTS object, no -march) samples there.
 # It compiles on the box, so it needs httpstan's whole wheel, which make gpu-carry slims to what sampling carried
-# modules needs: fetch it whole again first (.venv/bin/pip download --no-deps --only-binary=:all: --python-version
+# modules needs: fetch it whole again first (python3.12 -m pip download --no-deps --only-binary=:all: --python-version
 # 3.12 --platform manylinux2014_x86_64 httpstan==4.17.0 -d .gpu-carry replaces the slimmed one).
 set -uo pipefail
 site=.gpu-site

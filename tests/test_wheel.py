@@ -27,16 +27,17 @@ print("report", sj.report("results", out="report").name)
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # uv, as `make install` installs it (the venv has no pip), with the lock's setuptools as the build backend
     subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
+            Path(sys.executable).parent / "uv",
+            "build",
             "--quiet",
-            "--no-deps",
+            "--wheel",
             "--no-build-isolation",
-            "--wheel-dir",
+            "--python",
+            sys.executable,
+            "--out-dir",
             str(out),
             str(ROOT),
         ],
