@@ -3,6 +3,8 @@
 PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV := .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
+RUNTIME := $(VENV)/.runtime
 INSTALLED := $(VENV)/.installed
 LINKED := $(VENV)/.linked
 # The installer: uv installs the lock's wheels in parallel (a fresh install here: pip 140 s, uv 20 s), into a venv
@@ -15,23 +17,32 @@ REPORT := out/report
 .PHONY: install report test test-zoo test-fast precompile browser results-report docker-test lock clean gpu-carry gpu-stan docs
 space := $(subst ,, )
 
-install: $(LINKED)
+install: $(LINKED) $(INSTALLED)
 
-$(INSTALLED): requirements.lock
+$(UV):
 	@test -n "$(PYTHON)" || { echo "make: Python 3.12 not found; install it or pass PYTHON=/path/to/python3.12" >&2; exit 2; }
 	$(PYTHON) -m venv --without-pip $(VENV)
 	if $(PYTHON) -m pip --python $(BIN)/python --version >/dev/null 2>&1; \
 	then $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION); \
 	else $(BIN)/python -m ensurepip --default-pip >/dev/null && $(BIN)/pip install --quiet uv==$(UV_VERSION); fi
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --require-hashes -r requirements.lock
+
+# What stanjax runs with first (requirements-run.lock, the lock's part that pyproject's dependencies pull in: all
+# `make report` installs, 16 s of the whole lock's 27 s here), then the tests' and the docs' tools beside it
+# (requirements.lock, the whole lock: `make test`, `make docs`). `make lock` writes both.
+$(RUNTIME): requirements-run.lock | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode --require-hashes -r requirements-run.lock
+	touch $@
+
+$(INSTALLED): requirements.lock $(RUNTIME)
+	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode --require-hashes -r requirements.lock
 	touch $@
 
 # stanjax itself, installed in place and strict: stanjax/ and the folders it links to become one tree of links
 # (build/__editable__.*/stanjax/) that mypy, pyright and IDEs read from any folder. A module added or removed
 # changes its folder, which relinks (2 s); from the checkout's root the checkout itself is imported anyway.
 LIBRARY_DIRS := $(shell find models jax_models runner reports stanjax -type d -not -name __pycache__ 2>/dev/null)
-$(LINKED): $(INSTALLED) pyproject.toml $(LIBRARY_DIRS)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -C editable_mode=strict -e .
+$(LINKED): $(RUNTIME) pyproject.toml $(LIBRARY_DIRS)
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -C editable_mode=strict -e .
 	touch $@
 
 report: $(LINKED)
@@ -45,19 +56,19 @@ report: $(LINKED)
 # compiled Stan program (it compiles nothing): the edit loop. The 25 slowest tests are listed at the end.
 TEST_JOBS ?= 2
 PYTEST_WORKERS = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
-test: $(LINKED) browser
+test: $(LINKED) $(INSTALLED) browser
 	$(BIN)/python -m tests.precompile --no-zoo --jobs $(TEST_JOBS) --log out/test-compile.log
 	$(PYTEST_WORKERS) -m "not zoo"
 
-test-zoo: $(LINKED) precompile
+test-zoo: $(LINKED) $(INSTALLED) precompile
 	$(PYTEST_WORKERS) -m zoo
 
-test-fast: $(LINKED)
+test-fast: $(LINKED) $(INSTALLED)
 	$(BIN)/python -m pytest -m "not slow and not stan"
 
 # The documentation site (mkdocs.yml): --strict fails on a broken link, a missing page or a docstring mkdocstrings
 # cannot read; tests/test_docs.py builds it too.
-docs: $(LINKED)
+docs: $(LINKED) $(INSTALLED)
 	$(BIN)/mkdocs build --strict
 
 # Compiles into httpstan's cache (~/.cache/httpstan), keyed by program text and interpreter: seconds once done.
@@ -127,12 +138,15 @@ gpu-stan: $(LINKED)
 	$(BIN)/python docker/gpu-stan-carried.py pack $(GPU_ISA) $$(cat .gpu-stan.txt)
 	rm -f .gpu-stan.txt
 
-# Regenerate requirements.lock from pyproject.toml (needs PyPI); uv runs from its own throwaway venv.
+# Regenerate requirements.lock from pyproject.toml (needs PyPI), then requirements-run.lock, its runtime part (the
+# same pins and hashes); uv runs from its own throwaway venv.
 lock:
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/pip install --quiet uv==$(UV_VERSION)
 	.venv-lock/bin/uv pip compile --python-version 3.12 --extra test --extra docs --generate-hashes pyproject.toml \
 	  -o requirements.lock
+	.venv-lock/bin/uv pip compile --python-version 3.12 --generate-hashes --custom-compile-command "make lock" \
+	  -c requirements.lock pyproject.toml -o requirements-run.lock
 
 clean:
 	rm -rf $(VENV) .venv-lock out build .cache .gpu-carry .gpu-stan
