@@ -127,7 +127,7 @@ def test_the_chain_driver_refuses_to_fork_once_jax_is_loaded():
 
 
 # Loaded at start-up by every Python process started with this folder on PYTHONPATH: notes who imported jaxlib,
-# and at exit writes what the process's __main__ module was and whether jaxlib was imported.
+# and at exit (os._exit too) writes what the process's __main__ module was and whether jaxlib was imported.
 IMPORT_WATCH = """
 import atexit, json, os, sys, traceback
 
@@ -153,6 +153,18 @@ def _report():
     with open(os.path.join(folder, f"{os.getpid()}.json"), "w") as file:
         json.dump({"main": spec.name if spec else None, "jaxlib": "jaxlib" in sys.modules,
                    "jaxlib_stack": _jaxlib_stack[0] if _jaxlib_stack else None}, file)
+
+
+_started_in, _exit = os.getpid(), os._exit
+
+
+def _exit_reporting(code):  # the worker leaves by os._exit, past atexit; its forked chains do too, unreported
+    if os.getpid() == _started_in:
+        _report()
+    _exit(code)
+
+
+os._exit = _exit_reporting
 """
 
 
