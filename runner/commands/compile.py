@@ -135,10 +135,7 @@ def tasks_for(programs: list[tuple[str, Placement]]) -> list[tuple[str, list[str
     """``compile_each``'s tasks for the programs not in httpstan's cache yet: a label and the command each, the
     longest program first (its text's length guesses its compile time): the quick suite's longest, compiled last
     and alone, had kept a core idle for 12 s."""
-    from stanjax.runner.engines import stan
-
-    todo = missing(programs)
-    todo.sort(key=lambda item: -stan.program(models.get(item[0]), item[1]).stat().st_size)
+    todo = sorted(missing(programs), key=lambda item: -program_length(*item))
     return [
         (
             label(model_id, placement),
@@ -146,6 +143,16 @@ def tasks_for(programs: list[tuple[str, Placement]]) -> list[tuple[str, list[str
         )
         for model_id, placement in todo
     ]
+
+
+def program_length(model_id: str, placement: Placement) -> int:
+    """The length of the program's text; 0 where the model has no such program (its compile then says so)."""
+    from stanjax.runner.engines import stan
+
+    try:
+        return stan.program(models.get(model_id), placement).stat().st_size
+    except UsageError:
+        return 0
 
 
 def missing(programs: list[tuple[str, Placement]]) -> list[tuple[str, Placement]]:

@@ -103,7 +103,7 @@ def jax_gradient(
         repeats = min(JAX_MAX_REPEATS, int(repeats * 1.5 * JAX_MIN_LOOP_S / max(loop_s, 1e-6)) + 1)
         compiled = loop(repeats)
         timed(compiled)
-    tries_ms = []
+    tries_ms: list[float] = []
     for _ in range(tries):
         if tries_ms:  # a fresh copy of the point and the data, where the loop may run at another speed
             points, arrays = jax.device_put(jax.tree.map(np.array, (points, arrays)))

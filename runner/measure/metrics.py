@@ -76,7 +76,7 @@ def parameter_table(
     """Per scalar parameter: mean, sd and their MCSEs, bulk and tail ESS, R-hat (draws: (chain, draw, ...));
     with ``quantiles`` (references) also the 5/50/95 % quantiles ``q5``, ``q50``, ``q95`` and their MCSEs."""
     posterior = from_dict({"posterior": {name: draws[name] for name in names}})
-    tasks = {
+    tasks: dict[str, Callable] = {
         "mean": lambda: posterior["posterior"].ds.mean(dim=("chain", "draw")),
         "sd": lambda: posterior["posterior"].ds.std(dim=("chain", "draw"), ddof=1),
         "mcse_mean": lambda: az.mcse(posterior).ds,
@@ -86,11 +86,18 @@ def parameter_table(
         "rhat": lambda: az.rhat(posterior).ds,
     }
     for prob in QUANTILES if quantiles else ():
-        label = f"q{round(100 * prob)}"
-        tasks[label] = lambda p=prob: posterior["posterior"].ds.quantile(p, dim=("chain", "draw")).drop_vars("quantile")
-        tasks[f"mcse_{label}"] = lambda p=prob: az.mcse(posterior, method="quantile", prob=p).ds
+        tasks |= _quantile_tasks(posterior, prob)
     flat = {column: _flat(values) for column, values in concurrently(tasks).items()}
     return {name: {column: flat[column][name] for column in flat} for name in flat["mean"]}
+
+
+def _quantile_tasks(posterior, prob: float) -> dict[str, Callable]:
+    """The ``prob`` quantile of each scalar and its MCSE, as :func:`parameter_table`'s tasks."""
+    label = f"q{round(100 * prob)}"
+    return {
+        label: lambda: posterior["posterior"].ds.quantile(prob, dim=("chain", "draw")).drop_vars("quantile"),
+        f"mcse_{label}": lambda: az.mcse(posterior, method="quantile", prob=prob).ds,
+    }
 
 
 def concurrently(tasks: dict[str, Callable]) -> dict:
