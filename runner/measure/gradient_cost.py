@@ -259,8 +259,8 @@ CALIBRATION_STAN_RUNS, CALIBRATION_JAX_TRIES = 3, 5
 
 def calibrate(cpus: list[int] | None = None) -> tuple[list[dict], dict]:
     """The fixed calibration (``CALIBRATION``): Stan's gradient cost (the fastest of ``CALIBRATION_STAN_RUNS``
-    fresh runs) and JAX's (the fastest of ``CALIBRATION_JAX_TRIES``) on one core (``cpus[0]``, else the first this process may use), and the other work on
-    that core meanwhile (:func:`stanjax.runner.measure.jobs.machine_load`): a calibration measured beside other work
+    fresh runs) and JAX's (the fastest of ``CALIBRATION_JAX_TRIES``) on one core (``cpus[0]``, else the first this
+    process may use), and the other work on that core meanwhile (:func:`stanjax.runner.measure.jobs.machine_load`): a calibration measured beside other work
     is kept, and tells no machine apart."""
     from stanjax.runner.measure.jobs import load_sample, machine_load
 
