@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import shlex
 import subprocess
 import textwrap
@@ -22,6 +23,7 @@ from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.measure import stan_program
 from stanjax.runner.measure.references import element_names, from_posteriordb, read_posteriordb_json
+from stanjax.runner.pairing import source_text
 
 LICENCE = """posteriordb's licence (BSD 3-Clause), whose notice its redistributions retain:
 
@@ -56,6 +58,12 @@ posteriordb's reference draws (mean, sd and their MCSEs per element, over its ch
 """
 
 
+DATABASE = "posterior_database"  # the folder of posteriordb's repository that holds the posteriors
+# posteriordb's names of posteriors, models, data sets and reference posteriors: each becomes a file name here
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,199}")
+COMMIT = re.compile(r"[0-9a-f]{4,40}")
+
+
 @dataclass(frozen=True)
 class Posterior:
     """A posterior of a posteriordb checkout: its files there and the facts its info file gives."""
@@ -83,12 +91,13 @@ class Posterior:
         return self.database / "reference_posteriors" / "draws" / "draws" / f"{self.reference_name}.json.zip"
 
     def source(self, path: Path) -> str:
-        return f"stan-dev/posteriordb at {self.commit}: {path.relative_to(self.database.parent)}"
+        """Where in posteriordb ``path`` is, named as its repository names it (whatever the checkout's folder)."""
+        return f"stan-dev/posteriordb at {self.commit}: {DATABASE}/{path.relative_to(self.database).as_posix()}"
 
 
 def database(path: Path) -> Path:
     """The ``posterior_database`` folder of a posteriordb checkout given as its root or as that folder."""
-    for folder in (path / "posterior_database", path):
+    for folder in (path / DATABASE, path):
         if (folder / "posteriors").is_dir():
             return folder
     raise UsageError(f"{path} is not a posteriordb checkout (no posterior_database/posteriors folder in it)")
@@ -101,12 +110,14 @@ def _commit(folder: Path) -> str:
         )
     except OSError:
         return "unknown commit"
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown commit"
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and COMMIT.fullmatch(commit) else "unknown commit"
 
 
 def posterior(path: Path, name: str) -> Posterior:
     """A posterior of the checkout at ``path`` by posteriordb's name; an unknown name is a UsageError naming the
     nearest ones."""
+    checked_name("posterior", name)
     db = database(path)
     info_file = db / "posteriors" / f"{name}.json"
     if not info_file.exists():
@@ -115,20 +126,52 @@ def posterior(path: Path, name: str) -> Posterior:
         raise UsageError(
             f"posteriordb at {path} has no posterior '{name}'" + (f" (nearest: {', '.join(near)})" if near else "")
         )
-    info = json.loads(info_file.read_text())
+    info = read_info(info_file)
     found = Posterior(
         db,
         name,
         info["model_name"],
         info["data_name"],
-        info.get("reference_posterior_name"),
-        tuple(info.get("keywords") or ()),
+        info["reference_posterior_name"],
+        info["keywords"],
         _commit(db),
     )
     for needed in (found.program, found.data_file):
         if not needed.exists():
             raise UsageError(f"posteriordb at {path} lacks {needed.relative_to(db)}")
     return found
+
+
+def checked_name(kind: str, name: object, where: str = "") -> str:
+    """A posteriordb name that is to become a file name here: letters, digits, '_' and '-' (every name posteriordb
+    has), so no name can reach outside the folder it is written in; else a UsageError."""
+    if not (isinstance(name, str) and NAME.fullmatch(name)):
+        raise UsageError(
+            f"{where}{kind} name {name!r} is not a posteriordb name (letters, digits, '_' and '-'): nothing written"
+        )
+    return name
+
+
+def read_info(info_file: Path) -> dict:
+    """A posterior's info file, its names checked (:func:`checked_name`) and its keywords a tuple of texts: the
+    fields the lay-out writes from; anything else in it is a UsageError naming the file."""
+    where = f"{info_file.parent.name}/{info_file.name}: "
+    try:
+        info = json.loads(info_file.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise UsageError(f"{where}not JSON: {err}") from None
+    if not isinstance(info, dict):
+        raise UsageError(f"{where}holds no JSON object")
+    reference = info.get("reference_posterior_name")
+    keywords = info.get("keywords") or ()
+    if not (isinstance(keywords, list | tuple) and all(isinstance(word, str) for word in keywords)):
+        raise UsageError(f"{where}keywords {keywords!r} is not a list of texts")
+    return {
+        "model_name": checked_name("model", info.get("model_name"), where),
+        "data_name": checked_name("data", info.get("data_name"), where),
+        "reference_posterior_name": None if reference is None else checked_name("reference", reference, where),
+        "keywords": tuple(keywords),
+    }
 
 
 def typed_data(given: dict, program: stan_program.StanProgram, where: str) -> tuple[dict, list[str]]:
@@ -159,42 +202,43 @@ def shape_text(declaration: stan_program.Declaration, program: stan_program.Stan
 def parameter_text(name: str, shape: tuple) -> str:
     """``Parameter("beta", ("D",))`` as a spec file writes it."""
     if not shape:
-        return f'Parameter("{name}")'
-    sizes = ", ".join(str(size) if isinstance(size, int) else f'"{size}"' for size in shape)
-    return f'Parameter("{name}", ({sizes}{"," if len(shape) == 1 else ""}))'
+        return f"Parameter({source_text.string(name)})"
+    sizes = ", ".join(str(size) if isinstance(size, int) else source_text.string(size) for size in shape)
+    return f"Parameter({source_text.string(name)}, ({sizes}{',' if len(shape) == 1 else ''}))"
 
 
-SPEC_TEMPLATE = '''"""{doc}"""
+# The files written here are imported later: every text from posteriordb or the command line (names, keywords, the
+# command with its paths) enters them as a literal of :mod:`.source_text`, never as code.
+SPEC_TEMPLATE = """{doc}
 
 from pathlib import Path
 
 from stanjax.models import ModelSpec, Parameter, posteriordb
 
-SPEC_ID = "{name}"
+SPEC_ID = {name}
 CARRIED = Path(__file__).parent / "posteriordb"
-generate = posteriordb.fixed_data(CARRIED / "{data_file}", entries=({entries}))
+generate = posteriordb.fixed_data(CARRIED / {data_file}, entries=({entries}))
 
 SPEC = ModelSpec(
     id=SPEC_ID,
-    title="{name}",
-    description="posteriordb's {name}{keywords}.",
+    title={name},
+    description={description},
     regime="",  # what dominates a gradient's cost, in a phrase (the report shows it)
     parameters=({parameters}),
     sizes=posteriordb.SIZES,
     generate=generate,{truth}
 )
-'''
+"""
 
-STUB_TEMPLATE = '''"""NumPyro port of posteriordb's {model} (stan/{model}.stan): to be written (models/README.md)."""
+STUB_TEMPLATE = """{doc}
 
 import numpyro
 import numpyro.distributions as dist
 
 
 def {model}({arguments}):
-    # Sample sites named as the Stan parameters: {sites}.
-    raise NotImplementedError("write the NumPyro model of stan/{model}.stan here (models/README.md)")
-'''
+    raise NotImplementedError({message})
+"""
 
 
 def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
@@ -204,6 +248,11 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     stan_file = into / "stan" / f"{found.model_name}.stan"
     jax_file = into / "jax_models" / f"{found.model_name}.py"
     carried = into / "models" / "posteriordb"
+    data_file = carried / f"{found.data_name}.json"
+    reference_file = carried / f"{found.name}.reference.json"
+    for path in (spec_file, stan_file, jax_file, data_file, reference_file, carried / "SOURCE.md"):
+        if not path.resolve().is_relative_to(into.resolve()):  # a link inside ``into`` that leads out of it
+            raise UsageError(f"{path} lies outside --into {into} (through a link): nothing written")
     if spec_file.exists():
         raise UsageError(f"{spec_file} exists: {found.name} is laid out already")
     taken = {spec.model_name: spec.id for spec in models.registry().values()}
@@ -229,7 +278,6 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     program = stan_program.read_program(stan_file)
     given = read_posteriordb_json(found.data_file)
     data, _ = typed_data(given, program, found.data_file.name)
-    data_file = carried / f"{found.data_name}.json"
     # One data set, several programs (earnings-earn_height, earnings-logearn_height_male, ...): the file holds the
     # entries any of them declares, each spec reads its own (``entries``).
     before = json.loads(data_file.read_text())["data"] if data_file.exists() else {}
@@ -254,12 +302,10 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
             "without": summary["without"],
             "generated_file": "Made by the command below from posteriordb's draws; do not edit.",
         }
-        write(
-            carried / f"{found.name}.reference.json",
-            json.dumps({"header": header, "parameters": summary["parameters"]}, indent=1) + "\n",
-        )
+        write(reference_file, json.dumps({"header": header, "parameters": summary["parameters"]}, indent=1) + "\n")
         truth = (
-            f'\n    ground_truth=posteriordb.outside_truth(CARRIED / "{found.name}.reference.json", SPEC_ID, generate),'
+            f"\n    ground_truth=posteriordb.outside_truth(CARRIED / {source_text.string(reference_file.name)}, SPEC_ID, "
+            "generate),"
         )
         truth_doc = ", and its reference posterior as an outside truth"
     keywords = f" ({', '.join(found.keywords)})" if found.keywords else ""
@@ -274,11 +320,12 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
     write(
         spec_file,
         SPEC_TEMPLATE.format(
-            name=found.name,
-            doc=doc,
-            data_file=data_file.name,
-            entries=", ".join(f'"{d.name}"' for d in program.data) + ("," if len(program.data) == 1 else ""),
-            keywords=keywords,
+            name=source_text.string(found.name),
+            doc=source_text.docstring(doc),
+            data_file=source_text.string(data_file.name),
+            entries=", ".join(source_text.string(d.name) for d in program.data)
+            + ("," if len(program.data) == 1 else ""),
+            description=source_text.string(f"posteriordb's {found.name}{keywords}."),
             truth=truth,
             parameters=", ".join(parameter_text(name, shape) for name, shape in parameters)
             + ("," if len(parameters) == 1 else ""),
@@ -289,7 +336,16 @@ def lay_out(found: Posterior, into: Path, command: str) -> list[Path]:
         write(
             jax_file,
             STUB_TEMPLATE.format(
-                model=found.model_name, sites=sites, arguments=", ".join(d.name for d in program.data)
+                doc=source_text.docstring(
+                    f"NumPyro port of posteriordb's {found.model_name} (stan/{found.model_name}.stan): to be written "
+                    "(models/README.md).\n\n"
+                    + textwrap.fill(f"Sample sites named as the Stan parameters: {sites}.", width=116)
+                ),
+                model=found.model_name,
+                arguments=", ".join(d.name for d in program.data),
+                message=source_text.string(
+                    f"write the NumPyro model of stan/{found.model_name}.stan here (models/README.md)"
+                ),
             ),
         )
     source_md = carried / "SOURCE.md"

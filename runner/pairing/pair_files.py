@@ -18,6 +18,7 @@ from stanjax import jax_models, models
 from stanjax.models import ModelSpec, UsageError, option
 from stanjax.runner.engines.stan import check_file
 from stanjax.runner.measure import stan_program
+from stanjax.runner.pairing import source_text
 
 GIVEN = "given"  # the size preset of a pair checked on a data file
 
@@ -117,7 +118,8 @@ def read_json_data(path: Path) -> dict:
     return {key: np.asarray(value) if isinstance(value, list) else value for key, value in data.items()}
 
 
-SPEC_TEMPLATE = '''"""Written by `stanjax check`: {stan} and {numpyro} on {data}, laid out as a model folder."""
+# Every text from outside (the paths, the file names) enters as a literal of :mod:`.source_text`: never as code.
+SPEC_TEMPLATE = '''{doc}
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,8 +134,8 @@ def generate(seed: int) -> dict:
 
 
 SPEC = ModelSpec(
-    id={id!r},
-    description={description!r},
+    id={id},
+    description={description},
     parameters=({parameters}),
     sizes={{{given!r}: {{}}}},
     generate=generate,{truth}
@@ -141,7 +143,7 @@ SPEC = ModelSpec(
 '''
 # The spec's outside truth, where ``--reference`` gave one (``reference_file``).
 TRUTH = """
-    ground_truth=posteriordb.outside_truth(Path(__file__).with_suffix(".reference.json"), {id!r}, generate),"""
+    ground_truth=posteriordb.outside_truth(Path(__file__).with_suffix(".reference.json"), {id}, generate),"""
 
 
 def reference_file(spec: ModelSpec) -> Path:
@@ -170,14 +172,14 @@ def lay_out_pair(
     parameters = [(p.name, declared_shape(p, env, stan_file)) for p in program.parameters]
     (folder / "models" / f"{spec_id}.py").write_text(
         SPEC_TEMPLATE.format(
-            stan=stan_file,
-            numpyro=numpyro_file,
-            data=data_file,
-            id=spec_id,
+            doc=source_text.docstring(
+                f"Written by `stanjax check`: {stan_file} and {numpyro_file} on {data_file}, laid out as a model folder."
+            ),
+            id=source_text.string(spec_id),
             given=GIVEN,
-            description=f"{stan_file.name} and {numpyro_file.name} on {data_file.name}",
+            description=source_text.string(f"{stan_file.name} and {numpyro_file.name} on {data_file.name}"),
             parameters="".join(f"Parameter({name!r}, {shape!r}), " for name, shape in parameters),
-            truth=TRUTH.format(id=spec_id) if with_reference else "",
+            truth=TRUTH.format(id=source_text.string(spec_id)) if with_reference else "",
         )
     )
     models.add_model_dir(folder)
