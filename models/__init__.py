@@ -71,10 +71,11 @@ API_ARGUMENTS = {"repeats": "blocks"}  # the API's names that are not the option
 
 def option(name: str, *value) -> str:
     """An option as whoever asked names it, with its value if given: the command line's ``--chains`` (``--chains
-    200``), or within :func:`argument_names` the API's ``chains`` (``chains=200``); so a check is written once."""
+    200``), or within :func:`argument_names` the API's ``chains`` (``chains=200``); so a check is written once. A
+    flag's True is its name alone on the command line (``--wait``; the API's ``wait=True``)."""
     if _API_WORDS.get():
         return API_ARGUMENTS.get(name, name.replace("-", "_")) + "".join(f"={v!r}" for v in value)
-    return f"--{name}" + "".join(f" {v}" for v in value)
+    return f"--{name}" + "".join(f" {v}" for v in value if v is not True)
 
 
 @contextmanager
@@ -85,6 +86,12 @@ def argument_names():
         yield
     finally:
         _API_WORDS.reset(token)
+
+
+def api_words() -> bool:
+    """Whether refusals name the API's arguments here (within :func:`argument_names`): a worker process the API
+    starts is told, so that its refusals name them too."""
+    return _API_WORDS.get()
 
 
 _SIZE_OPERATORS = {

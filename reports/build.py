@@ -13,6 +13,7 @@ import gzip
 import json
 import os
 import re
+import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -192,12 +193,15 @@ def build(
     ``runner.campaigns.regressions`` result) and ``history`` (this machine's earlier records) add the nightly section. With
     ``records_in_place`` (one results folder, the report committed beside it) the page links to that folder
     instead of copying every record into ``records.json.gz``: the records are kept once. The page's index."""
-    as_read = records.read(results)
+    as_read, measurements, skipped = records.read_all(results)  # each file once: its damage said once
+    for damaged in skipped:
+        warnings.warn(damaged, stacklevel=2)
     records_link = None
     if records_in_place:
         assert not isinstance(results, list), "records_in_place links to one results folder (the report command checks)"
         records_link = os.path.relpath(Path(results), out_dir) + "/"
-    context = report_context(as_read, records.read_measurements(results), records_link, source=str(results))
+    context = report_context(as_read, measurements, records_link, source=str(results))
+    context["skipped"] = skipped  # what the page says the reading left out
     out_dir.mkdir(parents=True, exist_ok=True)
     write_data(out_dir, context, None if records_in_place else as_read)
     return write_pages(out_dir, context, nightly, history)

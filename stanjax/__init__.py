@@ -143,6 +143,7 @@ def sample(
     stan: str = "auto",
     out: str | Path = "out/results",
     timeout: float = 3600.0,
+    wait: bool = False,
 ) -> Run:
     """Sample a posterior once in a worker process, as ``stanjax run`` does: the same planning, gates and record.
 
@@ -171,6 +172,9 @@ def sample(
         The results folder: the run's record is appended to its ``results.jsonl``.
     timeout
         Seconds before the worker is stopped.
+    wait
+        Where another process writes into ``out`` (a campaign; ``out/.stanjax.lock`` names it), wait until it has
+        finished; else a UsageError names it.
 
     Returns
     -------
@@ -180,14 +184,17 @@ def sample(
     Raises
     ------
     UsageError
-        An argument out of its range, or an unknown posterior, engine or size (the nearest named), before it runs.
+        An argument out of its range, an unknown posterior, engine or size (the nearest named), or an ``out`` that
+        cannot take results or is in use, before it runs.
     RuntimeError
         A run that failed or timed out, with the worker's last lines (its record is kept)."""
     import numpy as np
 
+    from stanjax.models import argument_names
+    from stanjax.runner.core import folder_lock
     from stanjax.runner.measure.jobs import Recorder
-    from stanjax.runner.measure.plan import results_folder
 
+    folder_lock.check(out)
     [job] = _plan(
         posterior,
         [engine],
@@ -202,8 +209,12 @@ def sample(
         stan=stan,
         timeout=timeout,
     )
-    recorder = Recorder(results_folder(out), timeout, [])
-    with tempfile.TemporaryDirectory(prefix="stanjax-draws-") as tmp:
+    with (
+        argument_names(),
+        folder_lock.held(out, wait) as folder,
+        tempfile.TemporaryDirectory(prefix="stanjax-draws-") as tmp,
+    ):
+        recorder = Recorder(folder, timeout, [])
         draws_file = Path(tmp) / "draws.npz"
         record = recorder.run(job, draws_file=draws_file)
         if record.status != "ok":
@@ -231,6 +242,7 @@ def compare(
     out: str | Path = "out/results",
     timeout: float = 3600.0,
     reruns: int = 2,
+    wait: bool = False,
 ) -> Comparison:
     """Paired blocks of two engines on one posterior (each both engines back to back, their order alternating, as
     ``stanjax run --repeats`` runs them), and their ESS/s ratio as the report takes it.
@@ -243,7 +255,7 @@ def compare(
         (denominator, numerator): two engines; the ratio is the second's ESS/s over the first's.
     blocks
         Paired blocks; under 5 valid ones the comparison is ``insufficient``.
-    size, chains, warmup, draws, seed, device, chain_method, stan, out, timeout
+    size, chains, warmup, draws, seed, device, chain_method, stan, out, timeout, wait
         As for ``sample``.
     reruns
         How often a run measured on a loaded machine is run again (a loaded record never enters the ratio).
@@ -257,13 +269,15 @@ def compare(
     Raises
     ------
     UsageError
-        Not two engines, an argument out of range, an unknown posterior, engine or size (the nearest named)."""
-    from stanjax.models import UsageError
+        Not two engines, an argument out of range, an unknown posterior, engine or size (the nearest named), or an
+        ``out`` that cannot take results or is in use."""
+    from stanjax.models import UsageError, argument_names
     from stanjax.reports.headline import comparisons, why_no_ratio
     from stanjax.reports.runs_table import tidy
+    from stanjax.runner.core import folder_lock
     from stanjax.runner.measure.jobs import run_jobs
-    from stanjax.runner.measure.plan import results_folder
 
+    folder_lock.check(out)
     names = [engines] if isinstance(engines, str) else list(dict.fromkeys(engines))
     if len(names) != 2:
         raise UsageError(f"engines must be two engines, the denominator and the numerator, got {engines!r}")
@@ -283,7 +297,8 @@ def compare(
         reruns=reruns,
     )
     written: list = []
-    run_jobs(jobs, results_folder(out), timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
+    with argument_names(), folder_lock.held(out, wait) as folder:
+        run_jobs(jobs, folder, timeout, written, reruns=reruns, quiet_wait_s=120.0 if reruns else 0.0)
     runs = tidy(written)
     entry = next((c for c in comparisons(runs) if len(c["models"]) == 1), None) if runs.valid.any() else None
     labels = list(dict.fromkeys(r.label for r in written))  # block 0 runs the engines as given
@@ -304,7 +319,7 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
         A JSON data file for a pair of files.
     options
         The verb's: size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after, out,
-        model_dir.
+        model_dir, wait.
 
     Returns
     -------

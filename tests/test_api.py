@@ -105,6 +105,23 @@ def test_stan_asked_through_cmdstan_where_there_is_none_is_said_in_the_apis_word
         sj.sample(EIGHT, engine="stan", stan="cmdstan", out=tmp_path, **TINY)
 
 
+@pytest.mark.parametrize("verb", [sj.sample, sj.compare])
+def test_a_folder_another_process_writes_into_is_refused_in_the_apis_words(verb, tmp_path, monkeypatch):
+    from stanjax.runner.measure import jobs
+    from tests.core.test_folder_lock import other
+
+    monkeypatch.setattr(jobs, "run_one", lambda *args: pytest.fail("ran into a folder in use"))
+    holder = other(tmp_path, 600)
+    try:
+        with pytest.raises(UsageError) as refused:
+            verb(EIGHT, out=tmp_path, **TINY)
+    finally:
+        holder.kill()
+        holder.wait()
+    said = str(refused.value)
+    assert said.startswith(f"{tmp_path} is in use by pid {holder.pid} (") and said.endswith("or add wait=True")
+
+
 def test_numpy_integers_are_whole_numbers_and_plan_as_ints():
     from stanjax.runner.measure.plan import Request, plan
 

@@ -45,17 +45,26 @@ def done_items(plan: Plan, out: Path) -> set[int]:
     }
 
 
-def campaign_to_continue(out: Path) -> str | None:
+def campaign_to_continue(out: Path, plan: Plan) -> tuple[str | None, str]:
     """The campaign ID of the newest run an earlier step left in ``out`` (its own records or unpacked ones), if
-    that step ran on this machine: a GPU campaign's steps are one campaign, so a block whose runs fall in two steps
-    still pairs (as ``stanjax run --resume``). None where there is none, or it ran on another machine (a block
-    pairs runs of one machine)."""
+    that step ran on this machine and seeded its runs as ``plan`` seeds them (the plan holds the campaign's
+    entropy), and "": a GPU campaign's steps are one campaign, so a block whose runs fall in two steps still pairs,
+    its runs sharing their sampler seed (as ``stanjax run --resume``). None where there is none; None and why where
+    it ran on another machine (a block pairs runs of one machine) or was seeded otherwise (a plan made anew)."""
     files = sorted(out.glob("*.jsonl"))
     runs = records.read(files) if files else []
     if not runs:
-        return None
+        return None, ""
     newest = max(runs, key=lambda r: r.created)
-    return newest.campaign_id if environment.same_machine(newest.provenance.machine, environment.machine()) else None
+    if not environment.same_machine(newest.provenance.machine, environment.machine()):
+        return None, f"the steps before ran on {newest.machine}: this machine's runs start a campaign of their own"
+    seeds = {item.job.key(): item.job.sampler_seed for item in all_items(plan) if item.job}
+    if any(seeds.get(r.key(), r.sampler_seed) != r.sampler_seed for r in runs if r.campaign_id == newest.campaign_id):
+        return None, (
+            f"the steps before ({newest.campaign_id}) seeded their runs otherwise than this plan: its runs start a "
+            "campaign of their own"
+        )
+    return newest.campaign_id, ""
 
 
 def step_number(out: Path) -> int:
@@ -112,7 +121,10 @@ def run_step(
     measured on a loaded machine is run once more where the step has time for it (``rerun_loaded``). Each run's
     estimate, its basis and its actual wall time are added to ``timed``."""
     timed = [] if timed is None else timed
-    recorder = Recorder(out, timeout_s, written, campaign_id=campaign_to_continue(out))
+    campaign_id, why = campaign_to_continue(out, plan)
+    if why:
+        say(why)
+    recorder = Recorder(out, timeout_s, written, campaign_id=campaign_id)
     lanes = lanes_left(plan, out)
     left: dict[str, list[Item]] = {}
     lock = threading.Lock()

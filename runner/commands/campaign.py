@@ -6,6 +6,7 @@ import json
 import re
 import signal
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from stanjax.models import ROOT, UnknownChoice, UsageError
@@ -24,7 +25,8 @@ from stanjax.runner.campaigns.gpu_steps import (
     step_number,
 )
 from stanjax.runner.commands.compile import compile_each, missing, prepare, programs_for, tasks_for
-from stanjax.runner.core import environment, records
+from stanjax.runner.commands.run import add_wait
+from stanjax.runner.core import environment, folder_lock, records
 from stanjax.runner.core.config import ISAS
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure.estimates import Estimator
@@ -123,6 +125,7 @@ def add_parser(verbs) -> None:
         help="print the plan (steps, estimates and their basis, what is left out and why; with "
         "an OUT of an earlier step, what is done) and run nothing; needs no GPU",
     )
+    add_wait(parser)
     parser.set_defaults(handler=main)
 
 
@@ -250,13 +253,16 @@ def main(args) -> int:
             f"with --dry-run), got {cores}"
         )
     check(args, cores)
-    plan, new = planned(args, cores)
-    compile_s = 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S
-    if args.dry_run:
-        describe(plan, args.out, compile_s)
-        return 0
-    check_gpu_visible("campaign gpu")
-    return run(plan, args.out, args.timeout, new)
+    folder_lock.check(args.out)
+    if not args.dry_run:
+        check_gpu_visible("campaign gpu")
+    writes = not args.dry_run or args.calibrate  # a dry run reads OUT; its calibration appends to it
+    with folder_lock.held(args.out, args.wait) if writes else nullcontext():  # one step at a time
+        plan, new = planned(args, cores)
+        if args.dry_run:
+            describe(plan, args.out, 0.0 if (args.out / COMPILE_FILE).exists() else COMPILE_ESTIMATE_S)
+            return 0
+        return run(plan, args.out, args.timeout, new)
 
 
 def compile_stan(plan: Plan, out: Path, step: int) -> None:

@@ -2,13 +2,15 @@
 
 The stages are :mod:`stanjax.runner.pairing.check`'s, the verdicts :mod:`stanjax.runner.pairing.check_verdicts`'s; this verb parses the
 options, prints each stage as it ends, and writes ``OUT/check.html``. Exit codes: 0 *same posterior*, 1 *different
-posterior*, 3 *sampling failed*, 2 a problem with the input found before anything runs.
+posterior*, 3 *sampling failed*, 2 a problem with the input found before anything runs (or a static or density
+stage that ran past ``--timeout``), 130 / 143 stopped by Ctrl-C / SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 from pathlib import Path
 
 import jinja2
@@ -16,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
+from stanjax.runner.commands.run import add_wait
 from stanjax.runner.measure import validity
 from stanjax.runner.measure.jobs import interrupted
 from stanjax.runner.pairing.check import STAGES, CheckResult, check
@@ -38,8 +41,9 @@ Check that a Stan program and a NumPyro model define the same posterior on your 
 
 Verdicts: "same posterior" (exit 0), "different posterior" (exit 1: the density check failed), "sampling
 failed" (exit 3: the densities agree but a run failed a gate or the draws disagree; with advice). Exit 2: a
-problem with the input, found before anything runs. Writes OUT/check.html and appends the runs' records to
-OUT/results.jsonl."""
+problem with the input, found before anything runs, or a static or density stage that ran past --timeout (each runs
+in a worker process of its own). Exit 130 / 143: stopped by Ctrl-C / SIGTERM, nothing left running. Writes
+OUT/check.html and appends the runs' records to OUT/results.jsonl."""
 
 EPILOG = """\
 examples:
@@ -97,7 +101,10 @@ def add_parser(verbs) -> None:
         "(default: %(default)s)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds before one run is stopped (default: %(default)s)"
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds before the static stage, the density stage or one run is stopped (default: %(default)s)",
     )
     parser.add_argument(
         "--reference",
@@ -117,6 +124,7 @@ def add_parser(verbs) -> None:
         help="folder for check.html, the runs' records and logs, and a pair's "
         "model folder (default: out/check/<posterior id>)",
     )
+    add_wait(parser)
     parser.set_defaults(handler=main)
 
 
@@ -280,7 +288,12 @@ def main(args) -> int:
             if stage["name"] == "run" and result.rows:
                 print_runs(console, result)
 
-    result = check(args, progress)  # the namespace has CheckRequest's names
+    try:
+        result = check(args, progress)  # the namespace has CheckRequest's names
+    except KeyboardInterrupt as stop:  # in the static or density stage: its worker ended, nothing was recorded
+        signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
+        print(f"interrupted ({signal.Signals(signum).name}) before the runs: nothing recorded")
+        return 128 + signum
     if result.stopped is not None:
         return interrupted(result.stopped, result.records, result.jobs, result.out)
     report = {

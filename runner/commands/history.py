@@ -3,6 +3,7 @@ campaigns' folders there (``--close``)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from stanjax.models import UsageError
@@ -14,7 +15,9 @@ def add_parser(verbs) -> None:
         "history",
         help="list the runs kept per machine in a history store",
         description="List every <machine>/<folder>/results.jsonl under HISTORY: when it ran, how many runs "
-        "(and how many valid), how many models, at which commit.",
+        "(and how many valid), how many models, at which commit; then a line on stderr for each folder it cannot "
+        "read, saying why (an empty file, only damaged lines, another schema's records). Exit 2 when it can read "
+        "none.",
     )
     parser.add_argument(
         "history", type=Path, nargs="?", default=Path("results"), help="history store (default: %(default)s)"
@@ -53,16 +56,27 @@ def close(folders: list[Path]) -> int:
 
 
 def main(args) -> int:
+    """The listing of every folder it can read, then a line per folder it cannot (exit 0); exit 2 when it can read
+    none (a line per folder) or there is none."""
     if args.close:
         return close(args.close)
     folders = history.run_folders(args.history)
     if not folders:
         raise UsageError(f"no <machine>/<folder>/results.jsonl under {args.history}")
-    print(f"{'machine':<24} {'folder':<34} {'created':<26} {'runs':>5} {'valid':>5} {'models':>6}  commit")
+    listed, unread = [], []
     for folder in folders:
-        s = history.summary(folder)
+        try:
+            listed.append(history.summary(folder))
+        except records.RecordsError as err:
+            unread.append(str(err))
+    if not listed:
+        raise UsageError("\n".join(unread))
+    print(f"{'machine':<24} {'folder':<34} {'created':<26} {'runs':>5} {'valid':>5} {'models':>6}  commit")
+    for s in listed:
         print(
             f"{s['machine']:<24} {s['folder']:<34} {s['created']:<26} {s['runs']:>5} {s['valid']:>5} "
             f"{s['models']:>6}  {', '.join(s['commits'])}"
         )
+    for line in unread:
+        print(f"stanjax history: warning: {line}", file=sys.stderr)
     return 0

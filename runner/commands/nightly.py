@@ -8,7 +8,8 @@ from pathlib import Path
 from stanjax.runner.campaigns import regressions
 from stanjax.runner.commands.compare import check_rule, find_regressions
 from stanjax.runner.commands.run import calibrate, check_min_sampler_seconds
-from stanjax.runner.core import history, records
+from stanjax.runner.core import folder_lock, history, records
+from stanjax.runner.core.config import Job
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
 from stanjax.runner.measure.plan import Request, plan
@@ -51,15 +52,23 @@ def add_parser(verbs) -> None:
 
 
 def main(args) -> int:
-    from stanjax.reports.build import build
-
     check_rule(args.threshold, args.alpha)  # bad input fails before an hour of runs, not after
     check_min_sampler_seconds(args.min_sampler_seconds)
+    folder_lock.check(args.history)
     request = Request(suite="nightly", models=args.models, size=args.size, repeats=args.repeats, timeout=args.timeout)
     jobs = plan(request)
     if args.baseline is not None and not args.baseline.exists():
         raise records.RecordsError(f"no results at {args.baseline}")
     folder = history.new_folder(args.history)
+    with folder_lock.held(folder):  # one writer: a run into it meanwhile is refused, naming the nightly
+        return run_nightly(args, request, jobs, folder)
+
+
+def run_nightly(args, request: Request, jobs: list[Job], folder: Path) -> int:
+    """The nightly's runs into ``folder`` (its lock held), compared and reported; exit 1 on a regression or a
+    failed run."""
+    from stanjax.reports.build import build
+
     # Runs long enough to measure, with the draws of the nightly before where it ran the pairing (the same keys).
     if args.min_sampler_seconds > 0:
         jobs, lines = run_length.for_campaign(jobs, args.min_sampler_seconds, history.previous(folder))

@@ -11,14 +11,14 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.commands.compile import compile_each, missing, prepare, programs_for, tasks_for
-from stanjax.runner.core import environment, records
+from stanjax.runner.core import environment, folder_lock, records
 from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_ENDS, Job
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
 from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
-from stanjax.runner.measure.plan import Request, plan, results_folder, shard
-from stanjax.runner.measure.resume import campaign_to_resume, done_keys
+from stanjax.runner.measure.plan import Request, plan, shard
+from stanjax.runner.measure.resume import resume
 from stanjax.runner.measure.suites import SUITES
 
 
@@ -189,7 +189,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bundled Stan), device, precision, chain method, ISA, config hash and repeat; failed runs, and with "
         "--reruns above 0 loaded ones, are run again). Only where every block it recorded is one this plan runs "
         "(the same models, settings, seed and repeats, or more of them; the engines may differ, so a campaign may "
-        "be run a side at a time); otherwise a new campaign starts, and says why",
+        "be run a side at a time), and only where its records name the entropy of their sampler seeds (the "
+        "new runs take it: a block's runs share their seed); otherwise a new campaign starts, and says why",
+    )
+    add_wait(parser)
+
+
+def add_wait(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="where another stanjax process writes into OUT (its lock, OUT/.stanjax.lock, names it), wait until it "
+        "has finished, then start (default: refuse, naming it): one writer per folder",
     )
 
 
@@ -211,10 +222,23 @@ def check_min_sampler_seconds(seconds: float | None) -> None:
 
 def main(args) -> int:
     check_min_sampler_seconds(args.min_sampler_seconds)
+    folder_lock.check(args.out)  # a file in the way: one line now, not after the planning's seconds
     jobs = plan(args)
     if args.shard:
         jobs = shard(jobs, *args.shard)
         print(f"shard {args.shard[0]}/{args.shard[1]}: {len(jobs)} runs")
+    if args.estimate:
+        jobs, _ = campaign_jobs(args, jobs)
+        print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
+        return 0
+    with folder_lock.held(args.out, args.wait):  # before what OUT holds is read: one writer plans and runs
+        jobs, campaign_id = campaign_jobs(args, jobs)
+        return run_campaign(args, jobs, campaign_id)
+
+
+def campaign_jobs(args, jobs: list[Job]) -> tuple[list[Job], str | None]:
+    """The runs to make (longer where a side would sample too briefly to measure; with ``--resume``, those OUT's
+    campaign lacks, seeded as its blocks were) and the campaign they go on with (None: a new one)."""
     min_s = (
         SUITES[args.suite].get("min_sampler_s", 0.0) if args.min_sampler_seconds is None else args.min_sampler_seconds
     )
@@ -222,22 +246,15 @@ def main(args) -> int:
         jobs, lines = run_length.for_campaign(jobs, min_s, args.out if args.resume else None)
         for line in lines:
             print(line)
-    campaign_id = None
-    if args.resume:
-        campaign_id, differs = campaign_to_resume(args.out, jobs)
-        if differs:
-            campaign_id = new_campaign_id()
-            print(f"resume: {differs}: starting a new campaign, {campaign_id}, of all {len(jobs)} runs")
-        else:
-            done = done_keys(args.out, clean=args.reruns > 0, campaign_id=campaign_id)
-            left = [j for j in jobs if j.key() not in done]
-            clean = " (clean: a loaded one is run again)" if args.reruns > 0 else ""
-            print(f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded{clean}, {len(left)} to run")
-            jobs = left
-    if args.estimate:
-        print(estimate_text(jobs, [folder for folder in (ROOT / "results", args.out) if folder.exists()]))
-        return 0
-    results_folder(args.out)
+    if not args.resume:
+        return jobs, None
+    jobs, campaign_id, said = resume(args.out, jobs, clean=args.reruns > 0)
+    print(said)
+    return jobs, campaign_id
+
+
+def run_campaign(args, jobs: list[Job], campaign_id: str | None) -> int:
+    """Compile, calibrate and run ``jobs`` into OUT (its lock held); exit 1 where a run failed."""
     here = environment.machine()
     print(f"machine: {here.label} ({here.cpu}, kernel {here.kernel})")
     compile_ahead(jobs, args.out)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from stanjax import models
 from stanjax.models import UsageError
-from stanjax.runner.campaigns.studies import SCALES, STUDIES
-from stanjax.runner.core import records
-from stanjax.runner.core.config import campaign_entropy
+from stanjax.runner.campaigns.studies import SCALES, STUDIES, Study
+from stanjax.runner.commands.run import add_wait
+from stanjax.runner.core import folder_lock, records
+from stanjax.runner.core.config import Job, campaign_entropy
 from stanjax.runner.core.engine_registry import entry
 from stanjax.runner.measure.jobs import interrupted, run_jobs
 from stanjax.runner.measure.plan import (
@@ -19,7 +20,7 @@ from stanjax.runner.measure.plan import (
     placement,
     with_threads,
 )
-from stanjax.runner.measure.resume import done_keys
+from stanjax.runner.measure.resume import resume
 
 
 def add_parser(verbs) -> None:
@@ -84,8 +85,11 @@ def add_parser(verbs) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="skip the runs and measurements OUT already holds (ok runs only; failed ones run again)",
+        help="go on with OUT's newest campaign, as `stanjax run --resume` does (its ID and its sampler seeds' "
+        "entropy, where it ran no grid point this study leaves out): skip the runs it holds an ok record of, and "
+        "the measurements OUT holds",
     )
+    add_wait(parser)
     parser.set_defaults(handler=main)
 
 
@@ -120,8 +124,6 @@ def main(args) -> int:
     def plan_engine(engine: str, chain_method: str | None, chains: int):
         return placement(engine, args.device, False, chain_method, chains), entry(engine).front_end()
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    measurements = args.out / "measurements.jsonl"
     entropy = campaign_entropy()
     jobs = [
         replace(
@@ -134,21 +136,29 @@ def main(args) -> int:
         )
         for job in study.jobs(study, args.scale, engines, plan_engine, args.max_n)
     ]
+    with folder_lock.held(args.out, args.wait):  # before what OUT holds is read: one writer resumes and runs
+        return run_study(args, study, engines, jobs)
+
+
+def run_study(args, study: Study, engines: tuple[str, ...], jobs: list[Job]) -> int:
+    """The study's runs and measurements into OUT (its lock held), less what a resumed study has; exit 1 where a
+    run failed."""
+    campaign_id = None
     if args.resume:
-        done = done_keys(args.out)
-        jobs = [j for j in jobs if j.key() not in done]
+        jobs, campaign_id, said = resume(args.out, jobs, clean=False)
+        print(said)
     measured = records.read_measurements(args.out) if args.resume else []
     written: list[records.RunRecord] = []
     try:
         if jobs:
-            run_jobs(jobs, args.out, args.timeout, written, study=study.name)
+            run_jobs(jobs, args.out, args.timeout, written, study=study.name, campaign_id=campaign_id)
         if study.measure:
             study.measure(
                 study,
                 args.scale,
                 args.device,
                 engines,
-                measurements,
+                args.out / records.MEASUREMENTS_FILE,
                 measured,
                 args.timeout,
                 simulate_devices=args.simulate_devices,

@@ -184,6 +184,11 @@ def machine() -> Machine:
     )
 
 
+def command_line() -> str:
+    """This process's command, as a record or a folder's lock names it (``stanjax run --suite quick``)."""
+    return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+
 @cache
 def provenance() -> Provenance:
     """Versions, machine and git state, shared by every record of a campaign."""
@@ -202,6 +207,6 @@ def provenance() -> Provenance:
         versions=versions,
         git_commit=commit,
         git_dirty=bool(dirty) if dirty is not None else None,
-        command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        command=command_line(),
         glibc_tunables=worker_env()["GLIBC_TUNABLES"],
     )

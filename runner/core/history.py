@@ -5,8 +5,10 @@ campaign, never rewritten (a closed one may be committed gzipped, ``results.json
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
+from stanjax.models import UsageError
 from stanjax.runner.core import environment, records
 
 
@@ -14,7 +16,10 @@ def new_folder(history: Path, prefix: str = "nightly") -> Path:
     """A fresh folder for this machine's next run, e.g. results/xeon-2core/nightly-20261122T031500Z."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     folder = history / environment.machine().slug / f"{prefix}-{stamp}"
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        raise UsageError(f"{folder} exists: another {prefix} of this machine started this second") from None
     return folder
 
 
@@ -34,8 +39,17 @@ def previous(folder: Path, prefix: str = "nightly") -> Path | None:
 
 
 def summary(folder: Path) -> dict:
-    """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid."""
-    runs = records.read([folder / name for name in records.RESULTS_FILES if (folder / name).exists()])
+    """One line of ``stanjax history``: what ran, when, at which commit, how much of it was valid. A folder with
+    no run this stanjax reads (an empty file, only damaged lines or another schema's records) is a RecordsError
+    saying why, so that the listing goes on without it; a damaged file among runs is warned, as by ``read``."""
+    runs, measurements, skipped = records.read_all(
+        [folder / name for name in records.RESULTS_FILES if (folder / name).exists()]
+    )
+    if not runs:
+        why = "; ".join(s.why for s in skipped) or ("study measurements only" if measurements else "an empty file")
+        raise records.RecordsError(f"{folder}: no records ({why})")
+    for damaged in skipped:
+        warnings.warn(damaged, stacklevel=2)
     commits = sorted({(r.provenance.git_commit or "unknown")[:10] for r in runs})
     return {
         "machine": folder.parent.name,

@@ -87,8 +87,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     Written by the campaign (identity, provenance) and the worker (timings, metrics, gates, energy, the cores it
     ran on); read back through :func:`read`, which upgrades older schemas
     (:data:`stanjax.runner.core.migrations.MIGRATIONS`) and refuses what does not fit this type. Fields added with a
-    default (``core_ids``, ``energy``, ``load``) need no new schema version: an older record reads as not having
-    measured them, and an older stanjax ignores them."""
+    default (``core_ids``, ``energy``, ``load``, ``entropy``) need no new schema version: an older record reads as
+    not having measured them, and an older stanjax ignores them (a new version would make it skip the records)."""
 
     schema_version: int = SCHEMA_VERSION
     kind: Literal["run"] = "run"
@@ -119,6 +119,9 @@ class RunRecord(msgspec.Struct, kw_only=True):
     config: RunConfig
     config_hash: str
     sampler_seed: int | None = None
+    # The campaign's entropy the sampler seed came from (``Job.entropy``): a resumed campaign gives its new runs the
+    # same, so a block's runs share their seed. None: recorded before it was, a campaign --resume cannot go on with.
+    entropy: int | None = None
     provenance: Provenance
     status: Literal["ok", "error", "timeout"]
     wall_s: float | None = None
@@ -290,12 +293,26 @@ def _files(path: Path | list[Path]) -> list[Path]:
     raise RecordsError(f"no results at {path}")
 
 
-def _read_file(file: Path, summaries: bool = True) -> tuple[list[RunRecord], list[dict]]:
-    """The runs and the measurements of one ``.jsonl`` file. A line that is not a JSON object (torn, corrupted),
-    a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read is skipped, with
-    one warning per file naming the lines and why; only a file whose records are all of another schema is refused
-    (it is history this stanjax cannot read, not damage). Without ``summaries``, a packed file's runs come without
-    the per-parameter summaries its sidecar holds."""
+class SkippedLines(UserWarning):
+    """Lines of one results file the reader skipped: the file, how many and why, for a reader that says so itself."""
+
+    def __init__(self, file: Path, count: int, why: str):
+        super().__init__(f"{file}: skipped {why}")
+        self.file, self.count, self.why = file, count, why
+
+
+class Read(NamedTuple):
+    runs: list[RunRecord]
+    measurements: list[dict]
+    skipped: list[SkippedLines]
+
+
+def _read_file(file: Path, summaries: bool = True) -> tuple[list[RunRecord], list[dict], SkippedLines | None]:
+    """The runs and the measurements of one ``.jsonl`` file, and what was skipped. A line that is not a JSON object
+    (torn, corrupted), a run that does not fit :class:`RunRecord`, or a record of a schema this stanjax cannot read
+    is skipped, named with its line and why; only a file whose records are all of another schema is refused (it is
+    history this stanjax cannot read, not damage). Without ``summaries``, a packed file's runs come without the
+    per-parameter summaries its sidecar holds."""
     if file.name == RESULTS_FILE + ".gz" and summaries:
         data = packing.expand(file)  # with the summaries a sidecar holds
     else:
@@ -327,30 +344,48 @@ def _read_file(file: Path, summaries: bool = True) -> tuple[list[RunRecord], lis
             runs.append(msgspec.convert(record, RunRecord))
         except (msgspec.ValidationError, KeyError, TypeError) as err:
             invalid.append((number, str(err)))
-    if foreign and not (runs or measurements or skipped or invalid):
-        number, first = next(iter(foreign.values()))[0]
-        raise RecordsError(f"{file}:{number}: {first}")
-    problems = []
-    if skipped:
-        problems.append("a torn last line" if skipped == [len(lines)] else f"unreadable line(s) {skipped[:10]}")
-    problems += [f"line {number}, not a run record: {why}" for number, why in invalid[:10]]
-    problems += [
+    other_schemas = [
         f"{len(found)} record(s) of schema_version {version} (lines {[n for n, _ in found][:10]}; this "
         f"stanjax reads {SCHEMA_VERSION} and upgrades {', '.join(map(str, MIGRATIONS))})"
         for version, found in foreign.items()
     ]
-    if problems:
-        warnings.warn(f"{file}: skipped {'; '.join(problems)}", stacklevel=3)
-    return runs, measurements
+    if foreign and not (runs or measurements or skipped or invalid):
+        raise RecordsError(f"{file}: nothing but {'; '.join(other_schemas)}")
+    problems = []
+    if skipped:  # torn: a run died mid-append after others were written; a file of that line alone is unreadable
+        torn = skipped == [len(lines)] and (runs or measurements or invalid or foreign)
+        problems.append("a torn last line" if torn else f"unreadable line(s) {skipped[:10]}")
+    problems += [f"line {number}, not a run record: {why}" for number, why in invalid[:10]]
+    problems += other_schemas
+    count = len(skipped) + len(invalid) + sum(map(len, foreign.values()))
+    return runs, measurements, SkippedLines(file, count, "; ".join(problems)) if problems else None
+
+
+def read_all(path: Path | list[Path], summaries: bool = True) -> Read:
+    """The runs, the measurements and the skipped lines (of each damaged file) of what :func:`read` reads, each
+    file read once and nothing warned: for a reader that says itself what was skipped."""
+    found = [_read_file(file, summaries) for file in _files(path)]
+    return Read(
+        [run for runs, _, _ in found for run in runs],
+        [m for _, measurements, _ in found for m in measurements],
+        [skipped for _, _, skipped in found if skipped],
+    )
 
 
 def read(path: Path | list[Path], summaries: bool = True) -> list[RunRecord]:
     """The run records of one ``.jsonl`` file, of every ``*.jsonl`` below a folder (sorted by path), or of a list
-    of files and folders. ``summaries=False`` is for readers of timings and settings alone (run lengths, estimates):
-    a closed campaign's per-parameter summaries stay in their sidecar (all of results/: 8.8 -> 0.6 CPU seconds)."""
-    return [run for file in _files(path) for run in _read_file(file, summaries)[0]]
+    of files and folders, with a :class:`SkippedLines` warning per damaged file. ``summaries=False`` is for readers
+    of timings and settings alone (run lengths, estimates): a closed campaign's per-parameter summaries stay in
+    their sidecar (all of results/: 8.8 -> 0.6 CPU seconds)."""
+    done = read_all(path, summaries)
+    for skipped in done.skipped:
+        warnings.warn(skipped, stacklevel=2)
+    return done.runs
 
 
 def read_measurements(path: Path | list[Path]) -> list[dict]:
-    """The studies' measurements that are not sampler runs (RWMH, sharded gradients), as dicts."""
-    return [m for file in _files(path) for m in _read_file(file)[1]]
+    """The studies' measurements that are not sampler runs (RWMH, sharded gradients), as dicts; warned as read."""
+    done = read_all(path)
+    for skipped in done.skipped:
+        warnings.warn(skipped, stacklevel=2)
+    return done.measurements

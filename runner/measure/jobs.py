@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner.core import environment, records
+from stanjax.runner.core import environment, folder_lock, records
 from stanjax.runner.core.config import Job
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import judge, validity
@@ -59,6 +59,7 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
         "config": config,
         "config_hash": config.hash(),
         "sampler_seed": job.sampler_seed,
+        "entropy": job.entropy,
         "provenance": environment.provenance(),
     }
 
@@ -76,16 +77,9 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
         start = time.perf_counter()
         with open(log_file, "w") as log:
             # Its own process group, so a timeout or Ctrl-C also ends what the worker started (Stan's chains); the
-            # worker ends itself if this process dies (runner.measure.worker.die_with_the_campaign).
+            # worker ends itself if this process dies (runner.measure.worker.die_with_the_parent).
             proc = subprocess.Popen(
-                [
-                    WORKER_PYTHON,
-                    "-m",
-                    "stanjax.runner.measure.worker",
-                    str(job_file),
-                    str(result_file),
-                    str(draws_file),
-                ],
+                [WORKER_PYTHON, "-m", "stanjax.runner.measure.worker", *map(str, (job_file, result_file, draws_file))],
                 cwd=ROOT,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -320,7 +314,7 @@ class Recorder:
         say=print,
     ):
         self.campaign_id = campaign_id or new_campaign_id()
-        self.results_file = out_dir / records.RESULTS_FILE
+        self.out_dir, self.results_file = out_dir, out_dir / records.RESULTS_FILE
         self.log_dir = out_dir / "logs" / self.campaign_id
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.timeout_s, self.written = timeout_s, written
@@ -334,9 +328,10 @@ class Recorder:
         """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record, rerunning it
         while it was measured on a loaded machine and reruns are left; a failed job becomes a record too.
         ``study`` names the scaling study the run belongs to ("" for campaigns); ``draws_file`` receives the
-        draws (the API's ``sample``). The last record."""
+        draws (the API's ``sample``). The last record. Under the folder's lock: its caller's, where it holds it."""
         for attempt in range(self.reruns + 1):
-            record = self._run_once(job, study, timeout_s, draws_file)
+            with folder_lock.held(self.out_dir):
+                record = self._run_once(job, study, timeout_s, draws_file)
             if record.status != "ok" or not (record.load and record.load.loaded) or attempt == self.reruns:
                 return record
             busy = record.load.other_processes_cores
@@ -383,9 +378,9 @@ def run_jobs(
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
     record and the campaign goes on; a loaded run is run again (``Recorder``), and with reruns the campaign first
     waits for a quiet machine. ``study`` names the scaling study the runs belong to ("" for campaigns). What was
-    rerun, and why."""
+    rerun, and why. Under ``out_dir``'s lock throughout (one writer per folder: ``folder_lock``)."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with stopped_by(signal.SIGTERM), Progress(*columns, transient=False) as progress:
+    with stopped_by(signal.SIGTERM), folder_lock.held(out_dir), Progress(*columns, transient=False) as progress:
         recorder = Recorder(out_dir, timeout_s, written, reruns, quiet_wait_s, campaign_id, progress.console.print)
         if reruns and jobs:
             wait_for_quiet(job_core_ids(jobs[0]), quiet_wait_s, progress.console.print)

@@ -275,12 +275,13 @@ def check_cores(cores: int | None) -> int:
             f"{option('cores')} must be between 1 and {usable} (the cores this process may run on), got {cores}"
         )
     return int(cores)
-    return cores
 
 
 def check_threads(threads: int | None, cores: int, chains: int) -> int | None:
-    """``--threads-per-chain``: chains x threads must fit the cores; None: the front end's default."""
-    if threads is not None and not (whole("threads-per-chain", threads) >= 1 and chains * threads <= cores):
+    """``--threads-per-chain``: at least 1, and chains x threads must fit the cores; None: the front end's default."""
+    if threads is not None and whole("threads-per-chain", threads) < 1:
+        raise UsageError(f"{option('threads-per-chain')} must be at least 1, got {threads}")
+    if threads is not None and chains * threads > cores:
         raise UsageError(
             f"{option('threads-per-chain', threads)} with {chains} chains needs {chains * threads} cores; "
             f"the runs have {cores} ({option('cores')})"
@@ -385,16 +386,3 @@ def check_gpu_visible(asked: str | None = None) -> None:
             f"{asked or option('device', 'gpu')}: JAX sees no GPU on this machine (install jax[cuda] and check "
             "nvidia-smi); refusing to fall back to the CPU"
         )
-
-
-def results_folder(out: str | Path) -> Path:
-    """``out``, made and proven writable before anything runs: a run whose record cannot be written is lost."""
-    out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.touch()
-        probe.unlink()
-    except OSError as err:
-        raise UsageError(f"cannot write results to {out}: {err.strerror}") from None
-    return out

@@ -3,13 +3,39 @@ blocks, and the runs it has done."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from stanjax.models import UsageError
 from stanjax.runner.core import environment, records, superseded
 from stanjax.runner.core.config import Job, RunKey
+from stanjax.runner.measure.jobs import new_campaign_id
+
+
+class Campaign(NamedTuple):
+    """A campaign to go on with: its ID, and the entropy its sampler seeds came from (``Job.entropy``)."""
+
+    id: str
+    entropy: int
+
+
+def resume(out: Path, jobs: list[Job], clean: bool) -> tuple[list[Job], str | None, str]:
+    """``--resume``: the jobs left to run, under the campaign they go on with, and the line that says so. The jobs
+    take the campaign's entropy, so that a block's new runs share its earlier runs' sampler seed. Where ``out``'s
+    newest campaign cannot go on, every job under a new campaign's ID, and why; with no campaign in ``out``, every
+    job and None (the runs start one)."""
+    campaign, differs = campaign_to_resume(out, jobs)
+    if differs:
+        new = new_campaign_id()
+        return jobs, new, f"resume: {differs}: starting a new campaign, {new}, of all {len(jobs)} runs"
+    if campaign:
+        jobs = [replace(job, entropy=campaign.entropy) for job in jobs]
+    done = done_keys(out, clean=clean, campaign_id=campaign.id if campaign else None)
+    left = [job for job in jobs if job.key() not in done]
+    cleanly = " (clean: a loaded one is run again)" if clean else ""
+    said = f"resume: {len(jobs) - len(left)} of {len(jobs)} runs already recorded{cleanly}, {len(left)} to run"
+    return left, campaign.id if campaign else None, said
 
 
 def done_keys(out: Path, clean: bool = False, campaign_id: str | None = None) -> set[RunKey]:
@@ -29,12 +55,14 @@ def done_keys(out: Path, clean: bool = False, campaign_id: str | None = None) ->
     )
 
 
-def campaign_to_resume(out: Path, jobs: list[Job]) -> tuple[str | None, str]:
+def campaign_to_resume(out: Path, jobs: list[Job]) -> tuple[Campaign | None, str]:
     """The campaign ``--resume`` goes on with, and "": the newest record's in ``out``, where every block it recorded
-    is one of ``jobs``' (the same models, settings, data seed and repeats, or more of them); else None and how the
-    plans differ (runs of another plan under its ID would read as one campaign's). The engine setups may differ:
-    one campaign may be run a side at a time (the Stan front ends, docs/method.md). None and "" for an ``out``
-    without records. A campaign of another machine is a UsageError: a block pairs runs of one machine."""
+    is one of ``jobs``' (the same models, settings, data seed and repeats, or more of them) and its records name
+    the one entropy of their sampler seeds; else None and how the plans differ (runs of another plan under its ID
+    would read as one campaign's), or that its records name no entropy (made before they did: a new run could not
+    share its block's seed). The engine setups may differ: one campaign may be run a side at a time (the Stan front
+    ends, docs/method.md). None and "" for an ``out`` without records. A campaign of another machine is a
+    UsageError: a block pairs runs of one machine."""
     if not (out / records.RESULTS_FILE).exists():
         return None, ""
     runs = records.read(out / records.RESULTS_FILE, summaries=False)
@@ -48,10 +76,17 @@ def campaign_to_resume(out: Path, jobs: list[Job]) -> tuple[str | None, str]:
             f"on {newest.machine}, or start this machine's own (--out results/{here.slug}/...)"
         )
     recorded = [r for r in runs if r.campaign_id == newest.campaign_id]
-    if {campaign_block(r) for r in recorded} <= {campaign_block(job) for job in jobs}:
-        return newest.campaign_id, ""
-    theirs, ours = plan_differences(recorded, jobs)
-    return None, f"the newest campaign in {out} ({newest.campaign_id}) ran {theirs}; this plan has {ours}"
+    if not {campaign_block(r) for r in recorded} <= {campaign_block(job) for job in jobs}:
+        theirs, ours = plan_differences(recorded, jobs)
+        return None, f"the newest campaign in {out} ({newest.campaign_id}) ran {theirs}; this plan has {ours}"
+    entropies = {r.entropy for r in recorded}
+    entropy = entropies.pop() if len(entropies) == 1 else None
+    if entropy is None:
+        return None, (
+            f"the newest campaign in {out} ({newest.campaign_id}) does not record the entropy of its sampler seeds "
+            "(made before its records did), so no new run could share its block's seed"
+        )
+    return Campaign(newest.campaign_id, entropy), ""
 
 
 def campaign_block(run: records.RunRecord | Job) -> tuple[str, str, int]:

@@ -18,11 +18,14 @@ import contextlib
 import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import msgspec
 
@@ -103,28 +106,37 @@ def run_job(job: Job, draws_file: Path) -> dict:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def die_with_the_campaign(job_dir: Path) -> None:
-    """The worker ends when its campaign does, however the campaign ended (kill -9 of its group included): the
-    kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the worker removes its job
-    folder and kills its own process group (itself, Stan's chains, CmdStan). A campaign already gone before this
-    is set up (``STANJAX_CAMPAIGN_PID`` is no longer the parent) ends the worker at once."""
+def die_with_the_parent(folder: Path) -> None:
+    """A worker ends when the process that started it (a campaign, a check) does, however that ended (kill -9 of
+    its group included): the kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), and on SIGTERM the
+    worker removes ``folder`` and kills its own process group (itself, Stan's chains, CmdStan, httpstan's forked
+    pool). Python runs that handler only between bytecodes of the main thread, which native code that never returns
+    (an endless ``jax.lax.while_loop`` in XLA) never reaches; XLA lets go of the GIL meanwhile, so a thread waiting
+    on the parent's pidfd does the same. A parent already gone before this is set up (``STANJAX_CAMPAIGN_PID`` is
+    no longer the parent) ends the worker at once."""
 
-    def stop(signum, frame):
-        shutil.rmtree(job_dir, ignore_errors=True)
+    def stop(signum=None, frame=None) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
         os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    def when_the_parent_ends(pidfd: int) -> None:
+        select.select([pidfd], [], [])
+        stop()
 
     signal.signal(signal.SIGTERM, stop)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: the campaign's own clean-up is all there is
+        pidfd = os.pidfd_open(os.getppid())
+    except (OSError, AttributeError):  # not Linux (5.3 on): the parent's own clean-up is all there is
         return
     if os.getppid() != int(os.environ.get("STANJAX_CAMPAIGN_PID", os.getppid())):
-        stop(signal.SIGTERM, None)
+        stop()
+    threading.Thread(target=when_the_parent_ends, args=(pidfd,), daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
     job_path, record_path, draws_file = map(Path, argv)
-    die_with_the_campaign(job_path.parent)
+    die_with_the_parent(job_path.parent)
     job = Job.from_dict(json.loads(job_path.read_text()))
     core_ids = pin_to_cores(job.cores, job.first_core)
     record = {**run_job(job, draws_file), "core_ids": core_ids}
@@ -132,9 +144,13 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    # Everything is written: leave without the interpreter's teardown, in which JAX's runtime took 0.3-0.6 s a run
+def leave(code: int) -> NoReturn:
+    """A worker whose results are written leaves without the interpreter's teardown, in which JAX's runtime took
+    0.3-0.6 s a run (and httpstan's pool more)."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    leave(main(sys.argv[1:]))

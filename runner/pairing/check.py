@@ -5,10 +5,9 @@ Three stages, each run only when the one before passed, so a mistake surfaces at
 
 1. static checks (:mod:`stanjax.runner.measure.static_checks`): data keys, types and shapes, parameter names, shapes and
    constraints, read from the programs, no compile; a problem is a one-line StaticCheckError (exit 2);
-2. the density check (:mod:`stanjax.runner.pairing.density`) at the draws of a short Stan run (the posterior's region): log
-   densities differ by one constant and gradients agree. When they do not, each parameter is moved alone from one
-   point to another: a term that differs changes the offset only through the parameters it involves, so the
-   parameters that move it are named;
+2. the density check (:mod:`stanjax.runner.pairing.density_stage`) at the draws of a short Stan run (the posterior's
+   region): log densities differ by one constant and gradients agree; where they do not, the parameters that move the
+   difference are named; a NumPyro log density finite at none of the points is bad input (exit 2, naming the site);
 3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
    judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
    agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
@@ -20,167 +19,43 @@ the parameters), *sampling failed* (the densities agree, but a run failed a gate
 advice a Stan user would expect per failed gate). A pair of files (``MODEL.stan MODEL.py`` with a data file) is
 first laid out under ``OUT/model`` as a model folder (the layout ``--model-dir`` reads, its one size preset
 ``given``) and checked as a model of the zoo is; the runs' records are appended to ``OUT/results.jsonl``.
+
+The user's code never runs in this process before the runs: the static stage (laying the pair out imports the NumPyro
+file) and the density stage each run in a stage worker (:mod:`stanjax.runner.pairing.stage_worker`), in a session of
+its own, as the runs' workers do. ``--timeout`` is each stage's limit as it is each run's: a stage that runs past it
+is killed with its process group and the check ends in one line, exit 2 (a model or log density that never
+returns is the input's problem, as a static one is; a large model needs a larger ``--timeout``). Ctrl-C or SIGTERM
+kills the stage's group and ends the check with 130 / 143; a check killed outright takes its stage worker with it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
 import os
-import sys
+import signal
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from stanjax import jax_models, models
-from stanjax.models import ModelSpec, UsageError, option
+from stanjax.models import ROOT, ModelSpec, SizeError, UnknownChoice, UsageError, option
 from stanjax.reports.stats import Ratio
+from stanjax.runner.core import environment, folder_lock
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import references, static_checks
-from stanjax.runner.measure.jobs import run_jobs
-from stanjax.runner.measure.plan import Request, plan
-from stanjax.runner.pairing import density
+from stanjax.runner.measure.jobs import WORKER_PYTHON, _kill_group, _wait, run_jobs, stopped_by
+from stanjax.runner.measure.plan import Request, check_seed_and_timeout, plan
 from stanjax.runner.pairing.agreement import agreement, engine_rows, parameter_rows, speed_ratio
-from stanjax.runner.pairing.check_verdicts import DIFFERENT, EXIT, SAME, SAMPLING_FAILED, run_verdict
-from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, reference_file, target
+from stanjax.runner.pairing.check_verdicts import EXIT, SAME, SAMPLING_FAILED, run_verdict
+from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, planned, reference_file
 from stanjax.runner.pairing.speed_advice import speed_advice
 
 STAGES = ("static", "density", "run")
-
-
-# --- the density check, and where it fails -------------------------------------------------------------------------
-
-
-@dataclass
-class DensityVerdict:
-    ok: bool
-    line: str
-    verdict: str | None = None  # where the stage ends the check: DIFFERENT, or SAMPLING_FAILED (Stan could not)
-
-
-@contextlib.contextmanager
-def _quiet():
-    """Building the Stan model (the first time, a C++ compile) writes pystan's progress and the compiler's messages
-    to this process's stdout and stderr: both file descriptors go to a temporary file meanwhile, so the terminal
-    shows the verdict (a failed build raises, saying why)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-        try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                yield
-        finally:
-            log.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
-def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> DensityVerdict:
-    try:
-        with _quiet():
-            points = density.posterior_points(spec, data, n_points, seed)
-            result = density.check(spec, data, points)
-    except Exception as err:  # a user's model may raise anything at a point; Stan raises RuntimeError, ValueError
-        located = static_checks.where(err, spec.jax_file)
-        if located:  # the NumPyro model raised at a point of the posterior: the port is not the Stan program
-            return DensityVerdict(
-                False,
-                f"the NumPyro model raised {type(err).__name__}: {static_checks.first_line(err)}{located}",
-                DIFFERENT,
-            )
-        if not isinstance(err, (RuntimeError, ValueError)):
-            raise
-        return DensityVerdict(
-            False,
-            f"Stan could not build the model, sample it briefly or evaluate its draws: {static_checks.first_line(err)}",
-            SAMPLING_FAILED,
-        )
-    where = f"{n_points} points from a short Stan run"
-    gradients = (
-        "gradients not compared (the transforms differ)"
-        if result.max_gradient_error is None
-        else f"gradients agree to {result.max_gradient_error:.1e}"
-    )
-    if result.ok:
-        return DensityVerdict(
-            True, f"{where}: log densities differ by one constant (spread {result.offset_spread:.1e}), {gradients}"
-        )
-    suspects, still = suspect_parameters(spec, data, points, result.tolerance)
-    if result.constant_offset:
-        what = f"log densities differ by one constant, but gradients differ by {result.max_gradient_error:.2g}"
-    else:
-        what = (
-            f"{where}: log densities do not differ by one constant (the offset moves by "
-            f"{result.offset_spread:.2g}, tolerance {result.tolerance:.0e})"
-        )
-    if suspects:
-        moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects)
-        blame = (
-            f"the difference moves with {moved}"
-            + (f", not with {', '.join(still)}" if still else "")
-            + ": compare the priors and likelihood terms that use "
-            + ("it" if len(suspects) == 1 else "them")
-        )
-    else:
-        blame = "no single parameter moves the difference alone: compare the terms that combine parameters"
-    return DensityVerdict(False, f"{what}; {blame}", DIFFERENT)
-
-
-def suspect_parameters(
-    spec: ModelSpec, data: dict, points: list[dict], tolerance: float
-) -> tuple[list[tuple[str, float]], list[str]]:
-    """Each parameter moved alone from the first point to each other point's value: how far the offset between
-    Stan's and NumPyro's log densities moves (log density units). The parameters that move it by more than
-    ``tolerance``, most first; and those that do not."""
-    with _quiet():
-        model = density.stan_model(spec, data)
-
-    def offset(point: dict) -> float:
-        return density.stan_side(spec, model, point)[0] - density.numpyro_side(spec, data, point)[0]
-
-    base = offset(points[0])
-    scores = {}
-    for parameter in spec.parameters:
-        moved = []
-        for other in points[1:3]:
-            try:
-                moved.append(offset({**points[0], parameter.name: other[parameter.name]}))
-            except (RuntimeError, ValueError):  # Stan refuses the mixed point (a constraint between parameters)
-                continue
-        scores[parameter.name] = max((abs(value - base) for value in moved), default=0.0)
-    suspects = sorted(((name, s) for name, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
-    named = [element for name, score in suspects for element in elements_moving(name, score, offset, points, tolerance)]
-    return named, [name for name, s in scores.items() if s <= tolerance]
-
-
-ELEMENTS_TRIED = 50  # a vector's elements moved one at a time, where it has at most this many
-
-
-def elements_moving(name: str, score: float, offset, points: list[dict], tolerance: float) -> list[tuple[str, float]]:
-    """A suspect parameter as its elements that move the offset alone (``beta[2]``, Stan's 1-based indices), where
-    it is a vector or array of at most ``ELEMENTS_TRIED`` elements and some but not all of them do; else itself."""
-    first, other = np.asarray(points[0][name]), np.asarray(points[1][name])
-    if first.ndim == 0 or not 1 < first.size <= ELEMENTS_TRIED:
-        return [(name, score)]
-    base, scores = offset(points[0]), {}
-    for index in np.ndindex(first.shape):
-        moved = first.copy()
-        moved[index] = other[index]
-        try:
-            scores[f"{name}[{','.join(str(i + 1) for i in index)}]"] = abs(offset({**points[0], name: moved}) - base)
-        except (RuntimeError, ValueError):  # a constrained vector (a simplex) moved in one element leaves its set
-            return [(name, score)]
-    found = sorted(((element, s) for element, s in scores.items() if not s <= tolerance), key=lambda item: -item[1])
-    return found if 0 < len(found) < len(scores) else [(name, score)]
+STAGE_WORKER = "stanjax.runner.pairing.stage_worker"  # runs the stages before the runs
 
 
 # --- the check -----------------------------------------------------------------------------------------------------
@@ -219,41 +94,113 @@ class CheckResult:
 def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambda result: None) -> CheckResult:
     """Run the stages of ``request`` in order, stopping at the first that fails (or at ``stop_after``);
     ``on_stage`` is called with the result after each stage (a progress line). Problems with the input are
-    UsageErrors before anything runs."""
+    UsageErrors before anything runs; so is a static or density stage that runs past ``timeout``. Ctrl-C or SIGTERM
+    in those stages ends their worker and is raised (KeyboardInterrupt, ``jobs.Stopped``); in the runs, it is
+    ``result.stopped``."""
     if not 2 <= request.points <= 100:
         raise UsageError(f"{option('points')} must be between 2 and 100, got {request.points}")
     if request.stop_after not in STAGES:
         raise UsageError(f"{option('stop-after')} must be one of {', '.join(STAGES)}, got {request.stop_after!r}")
-    start = time.perf_counter()
-    spec, size, ignored, given = target(request)
-    result = CheckResult(spec, size, request.seed, out_dir(request, spec.id), given)
-    data = spec.data(size, request.seed)
-    findings, reference = static_stage(request, result, data, ignored, start)
-    on_stage(result)
-    if request.stop_after == "static":
-        return result
-    began = time.perf_counter()
-    found = density_stage(spec, spec.density_data(size, request.seed), request.points, request.seed)
+    check_seed_and_timeout(request.seed, request.timeout)
+    spec_id, _ = planned(request)
+    with folder_lock.held(out_dir(request, spec_id), request.wait):  # one writer from the lay-out to the last record
+        return _stages(request, on_stage)
+
+
+def _stages(request: CheckRequest, on_stage: Callable[[CheckResult], None]) -> CheckResult:
+    with stopped_by(signal.SIGTERM):
+        began = time.perf_counter()
+        static = in_worker("static", _asked(request), request.timeout)
+        for folder in static["model_dirs"]:  # the pair's laid-out folder, --model-dir's
+            models.add_model_dir(Path(folder))
+        spec, files = models.get(static["spec"]), static["given"]
+        given = None if files is None else (Path(files[0]), Path(files[1]))
+        result = CheckResult(spec, static["size"], request.seed, out_dir(request, spec.id), given)
+        result.stages.append({**static["stage"], "seconds": time.perf_counter() - began})
+        on_stage(result)
+        if request.stop_after == "static":
+            return result
+        began = time.perf_counter()
+        asked = {"spec": spec.id, "size": result.size, "seed": request.seed, "points": request.points}
+        found = in_worker("density", asked, request.timeout, lambda text: as_given(text, spec, given))
+    line = as_given(found["line"], spec, given)
     result.stages.append(
-        {
-            "name": "density",
-            "ok": found.ok,
-            "line": as_given(found.line, spec, given),
-            "notes": [],
-            "seconds": time.perf_counter() - began,
-        }
+        {"name": "density", "ok": found["ok"], "line": line, "notes": [], "seconds": time.perf_counter() - began}
     )
     on_stage(result)
-    if not found.ok or request.stop_after == "density":
-        result.verdict = found.verdict
+    if not found["ok"] or request.stop_after == "density":
+        result.verdict = found["verdict"]
         return result
-    if findings.dependent_supports:  # the density agrees; NumPyro's sampler cannot run the model as written
-        not_sampleable(result, findings.dependent_supports)
+    if static["dependent_supports"]:  # the density agrees; NumPyro's sampler cannot run the model as written
+        not_sampleable(result, static["dependent_supports"])
     else:
-        run_stage(request, result, reference)
+        run_stage(request, result, static["reference"])
     if not result.stopped:
         on_stage(result)
     return result
+
+
+PATHS = ("data", "model_dir", "reference", "out")  # CheckRequest's paths, as text in a stage worker's request
+
+
+def _asked(request: CheckRequest) -> dict:
+    """The request as JSON for the static stage's worker, from a CheckRequest or the CLI's namespace of its names."""
+    asked = {entry.name: getattr(request, entry.name) for entry in dataclasses.fields(CheckRequest)}
+    return {name: str(value) if name in PATHS and value is not None else value for name, value in asked.items()}
+
+
+# What a stage did not finish in time; {timeout} the option's name.
+TIMED_OUT = {
+    "static": "reading the Stan program, importing the NumPyro file and tracing its model on the data did not finish: "
+    "a model that never returns (an endless jax.lax.while_loop), or raise {timeout} for a large one",
+    "density": "building the Stan program (a first compile takes minutes), its short run and both log densities at "
+    "its draws did not finish: a log density that never returns, or raise {timeout} for a large model",
+}
+REFUSALS = {kind.__name__: kind for kind in (UsageError, static_checks.StaticCheckError, SizeError, UnknownChoice)}
+OUTPUT_TAIL = 4000  # characters of a failed worker's output in its error
+
+
+def in_worker(stage: str, asked: dict, timeout_s: float, named: Callable[[str], str] = str) -> dict:
+    """What ``stage`` found, run on ``asked`` in a stage worker (:mod:`stanjax.runner.pairing.stage_worker`) in this
+    process's folder, in a session of its own: its process group is killed when it ends, runs past ``timeout_s`` (a
+    one-line UsageError) or this process is stopped, and it ends itself if this process dies. The stage's refusal is
+    raised here as its UsageError (``named``: its text as the user's files name it); a crash is a RuntimeError with
+    the worker's last output."""
+    with tempfile.TemporaryDirectory(prefix="stanjax-stage-") as tmp:
+        request_file, result_file, log_file = (Path(tmp) / name for name in ("request.json", "result.json", "log"))
+        # the stage works in this process's folder (the user's paths), its refusals worded as here (the API's names)
+        request_file.write_text(json.dumps({**asked, "cwd": os.getcwd(), "api_words": models.api_words()}))
+        with open(log_file, "w") as log:
+            proc = subprocess.Popen(  # started in the checkout, as the runs' workers: stanjax imported from it
+                [WORKER_PYTHON, "-m", STAGE_WORKER, stage, str(request_file), str(result_file)],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**environment.worker_env(), "JAX_PLATFORMS": "cpu", "STANJAX_CAMPAIGN_PID": str(os.getpid())},
+            )
+            try:
+                _wait(proc, timeout_s)
+            except subprocess.TimeoutExpired:
+                why = TIMED_OUT[stage].format(timeout=option("timeout"))
+                stopped = f"the {stage} stage stopped after {timeout_s:g} s ({option('timeout')}): {why}"
+                raise UsageError(named(stopped)) from None
+            finally:
+                _kill_group(proc)
+        if not result_file.exists():
+            code = proc.returncode
+            how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+            output = log_file.read_text(errors="replace")[-OUTPUT_TAIL:]
+            raise RuntimeError(f"the {stage} stage's worker ended ({how}) without a result; its output ends:\n{output}")
+        outcome = json.loads(result_file.read_text())
+    if "refused" in outcome:
+        kind, message = outcome["refused"]
+        refusal = REFUSALS.get(kind, UsageError)
+        raise refusal.__new__(refusal, named(message))  # its text as the stage worded it: no __init__ again
+    if "crashed" in outcome:
+        raise RuntimeError(f"the {stage} stage failed:\n{outcome['crashed']}")
+    return outcome["found"]
 
 
 def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored: list[str], start: float):

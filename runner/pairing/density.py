@@ -15,6 +15,8 @@ unconstrained vector is each parameter flattened column-major, one after the oth
 
 from __future__ import annotations
 
+import math
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,3 +149,43 @@ def check(
         if same:
             gradient_errors.append(float(np.max(np.abs(grad_s - grad_n) / np.maximum(1.0, np.abs(grad_s)))))
     return DensityCheck(stan_lp, numpyro_lp, same, max(gradient_errors) if same else None)
+
+
+def non_finite_site(spec: ModelSpec, data: dict, point: dict) -> tuple[str, str, float, str] | None:
+    """The first site of the NumPyro model, in the order it runs, whose log probability (summed over its elements)
+    is not finite at ``point``: its kind (sample site, observed site, factor), its name, that sum, and where the
+    model's file makes it (`` (line N of FILE: code)``, as ``static_checks.where`` says it; "" where the call is not
+    in it); None where every site's is finite."""
+    import jax.numpy as jnp
+    from numpyro import handlers
+    from numpyro.distributions.distribution import Unit
+    from numpyro.primitives import Messenger
+
+    file = Path(spec.jax_file).resolve()
+    lines: dict[str, traceback.FrameSummary] = {}
+
+    class Lines(Messenger):
+        """Each sample site's innermost frame in the model's file, as it is made."""
+
+        def process_message(self, msg):
+            if msg["type"] != "sample":
+                return
+            frames = [frame for frame in traceback.extract_stack() if Path(frame.filename).resolve() == file]
+            if frames:
+                lines.setdefault(msg["name"], frames[-1])
+
+    model = Lines(jax_models.load(spec.jax_file))
+    for name, site in handlers.trace(handlers.substitute(model, data=point)).get_trace(**data).items():
+        if site["type"] != "sample":
+            continue
+        scale = 1.0 if site["scale"] is None else site["scale"]  # as numpyro's log_density scales it
+        total = float(jnp.sum(scale * site["fn"].log_prob(site["value"])))
+        if math.isfinite(total):
+            continue
+        fn = site["fn"]
+        while hasattr(fn, "base_dist"):  # a plate's expand, a mask, to_event
+            fn = fn.base_dist
+        kind = "factor" if isinstance(fn, Unit) else "observed site" if site["is_observed"] else "sample site"
+        frame = lines.get(name)
+        return kind, name, total, f" (line {frame.lineno} of {file.name}: {frame.line})" if frame else ""
+    return None

@@ -42,13 +42,13 @@ class CheckRequest:
     reference: Path | None = None
     stop_after: str = "run"
     out: Path | None = None
+    wait: bool = False  # for OUT held by another writer: wait (else refused, naming it)
 
 
-def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, Path] | None]:
-    """The spec to check, its size preset, the data keys left out of it (``ignored_keys``) and the user's Stan and
-    NumPyro files (None for a posterior ID); a pair of files is laid out as a model folder first."""
-    if args.model_dir:
-        models.add_model_dir(args.model_dir)
+def planned(args: CheckRequest) -> tuple[str, tuple[Path, Path] | None]:
+    """The posterior ID the check will have and the user's Stan and NumPyro files (None for a posterior ID), read
+    from the request's text alone: its folder is known, and held (one writer), before anything is laid out or
+    imported. A request of the wrong shape is a UsageError."""
     if len(args.target) == 1 and not args.target[0].endswith((".stan", ".py")):
         if args.data:
             raise UsageError(f"{option('data')} goes with MODEL.stan MODEL.py; a posterior ID brings its own data")
@@ -57,9 +57,9 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
                 f"{option('reference')} goes with MODEL.stan MODEL.py; a posterior ID is checked against its own "
                 "reference"
             )
-        spec = models.get(args.target[0])
-        set_aside_earlier(out_dir(args, spec.id))
-        return spec, args.size, [], None
+        if not POSTERIOR_ID.fullmatch(args.target[0]):  # it names the check's folder: no path in it
+            raise UsageError(f"{args.target[0]!r} is not a posterior ID (letters, digits, '_', '-' and '.')")
+        return args.target[0], None
     if len(args.target) != 2 or not (args.target[0].endswith(".stan") and args.target[1].endswith(".py")):
         raise UsageError(f"expected a posterior ID, or MODEL.stan MODEL.py {option('data', 'DATA.json')}")
     stan_file, numpyro_file = map(Path, args.target)
@@ -68,11 +68,27 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
     for path in (stan_file, numpyro_file, args.data):
         if not path.is_file():
             raise UsageError(f"no such file: {path}")
-    spec_id = f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}"
+    return f"{_identifier(args.data.stem)}-{_identifier(numpyro_file.stem)}", (stan_file, numpyro_file)
+
+
+POSTERIOR_ID = re.compile(r"\w[\w.-]*")
+
+
+def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, Path] | None]:
+    """The spec to check, its size preset, the data keys left out of it (``ignored_keys``) and the user's Stan and
+    NumPyro files (None for a posterior ID); a pair of files is laid out as a model folder first."""
+    spec_id, files = planned(args)
+    if args.model_dir:
+        models.add_model_dir(args.model_dir)
+    if files is None:
+        spec = models.get(spec_id)
+        set_aside_earlier(out_dir(args, spec.id))
+        return spec, args.size, [], None
+    assert args.data is not None, "planned() refuses a pair of files without data"
     set_aside_earlier(out_dir(args, spec_id))
     folder = out_dir(args, spec_id) / "model"
-    spec, ignored = lay_out_pair(stan_file, numpyro_file, args.data, spec_id, folder, args.reference is not None)
-    return spec, GIVEN, ignored, (stan_file, numpyro_file)
+    spec, ignored = lay_out_pair(*files, args.data, spec_id, folder, args.reference is not None)
+    return spec, GIVEN, ignored, files
 
 
 EARLIER = "earlier"  # OUT/earlier/<when>/: an earlier check's page and model folder, which a new check would replace

@@ -246,29 +246,46 @@ def test_a_step_runs_both_lanes_at_once_and_the_next_goes_on_where_it_stopped(tm
             return sorted(json.loads(line)["repeat"] for line in tar.extractfile(member).read().splitlines())
 
     assert runs_in(first[0]) == [0, 0] and runs_in(second[0]) == [1, 1]
-    # one campaign over its steps: a block whose runs fall in two steps pairs
-    assert len({(r.campaign_id, r.pairing) for r in written}) == 1
+    # one campaign over its steps: a block whose runs fall in two steps pairs, its runs sharing their sampler seed
+    assert len({(r.campaign_id, r.pairing) for r in written}) == 1 and {r.entropy for r in written} == {7}
+    assert all(len({r.sampler_seed for r in written if r.block == block}) == 1 for block in (0, 1))
 
 
 def test_a_step_goes_on_with_the_campaign_of_the_steps_before_on_this_machine_only(tmp_path, history, monkeypatch):
     """The steps of 2026-11-27's H200 campaign each started a campaign of their own, so covtype's GPU runs of
     step 2 found no Stan run of step 1 to pair with. A step continues the newest earlier step's campaign (its
-    records, or unpacked ones) when that step ran on this machine; on another machine it starts its own."""
+    records, or unpacked ones) when that step ran on this machine and seeded its runs as the plan seeds them (the
+    plan holds the campaign's entropy: a block's runs share their seed across steps); on another machine, or over
+    the records of a plan made anew, it starts its own and says why."""
     from stanjax.runner.campaigns import gpu_steps
 
     box = history[0].provenance.machine
     monkeypatch.setattr(gpu_steps.environment, "machine", lambda: box)
-    assert gpu_steps.campaign_to_continue(tmp_path) is None
-    older = replace(history[0], campaign_id="older", created="2026-11-27T05:19:00+00:00")
-    newer = replace(history[0], campaign_id="newer", created="2026-11-27T05:25:00+00:00")
+    r = history[0]
+    placement = Placement(r.device, r.precision, r.chain_method, r.threads_per_chain, r.isa or "native", r.program)
+    job = Job(r.model_id, r.engine, r.config, r.repeat, placement, r.front_end, 7, r.cores or 0)
+    assert job.key() == r.key()
+
+    def plan(entropy: int) -> Plan:
+        item = Item("cpu", "", 1.0, "test", job=with_fields(job, entropy=entropy))
+        return Plan(3600, 1000, 2, 1, [Unit("claims", "one", [item])])
+
+    assert gpu_steps.campaign_to_continue(tmp_path, plan(7)) == (None, "")
+    older = replace(r, campaign_id="older", created="2026-11-27T05:19:00+00:00")
+    newer = replace(r, campaign_id="newer", created="2026-11-27T05:25:00+00:00", sampler_seed=job.sampler_seed)
     records.append(tmp_path / "step-01-results.jsonl", older)
     records.append(tmp_path / records.RESULTS_FILE, newer)
-    assert gpu_steps.campaign_to_continue(tmp_path) == "newer"
+    assert gpu_steps.campaign_to_continue(tmp_path, plan(7)) == ("newer", "")
+    assert gpu_steps.campaign_to_continue(tmp_path, plan(8)) == (
+        None,
+        "the steps before (newer) seeded their runs otherwise than this plan: its runs start a campaign of their own",
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     bigger = replace(newer.provenance, machine=replace(box, cores=box.cores + 8))
     records.append(elsewhere / records.RESULTS_FILE, replace(newer, provenance=bigger))
-    assert gpu_steps.campaign_to_continue(elsewhere) is None
+    campaign_id, why = gpu_steps.campaign_to_continue(elsewhere, plan(7))
+    assert campaign_id is None and why.startswith("the steps before ran on ")
 
 
 def test_archives_split_into_parts_under_the_limit_and_keep_every_record(tmp_path):

@@ -74,7 +74,8 @@ def test_data_size_study_runs_only_the_engines_and_sizes_asked_and_resumes(tmp_p
     ]
     assert main([*args, "--resume"]) == 0
     assert len(records.read(tmp_path)) == 2  # nothing ran again
-    assert "0 of 0 runs ok" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "resume: 2 of 2 runs already recorded, 0 to run" in said and "0 of 0 runs ok" in said
 
 
 def test_a_study_declares_its_shape_and_finds_its_models_on_the_specs():

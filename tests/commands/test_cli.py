@@ -46,6 +46,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
         ),
         (["run", "--cores", "0"], "--cores must be between 1 and "),
         (["run", "--cores", "100000"], "(the cores this process may run on), got 100000"),
+        (["run", "--threads-per-chain", "0"], "--threads-per-chain must be at least 1, got 0"),
     ],
 )
 def test_bad_run_input_exits_2_with_one_line(argv, message, capsys, tmp_path):
@@ -622,10 +623,87 @@ def test_shards_are_disjoint_and_together_the_whole_plan(parts):
 
 
 @pytest.mark.parametrize("bad", ["0/2", "3/2", "x", "1/0"])
-def test_a_bad_shard_is_refused_by_the_parser(bad, capsys):
+def test_a_bad_shard_is_refused_by_the_parser_in_one_line(bad, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["run", "--shard", bad])
-    assert stop.value.code == 2 and "--shard" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and err.startswith("stanjax run: error: argument --shard: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--out", ""],
+        ["study", "data-size", "--out", ""],
+        ["campaign", "gpu", "--out", ""],
+        ["check", "eight_schools-eight_schools_noncentered", "--out", ""],
+        ["nightly", "--history", ""],
+        ["report", "out/results", "-o", ""],
+        ["import", "arma-arma11", "--posteriordb", ".", "--into", ""],
+    ],
+)
+def test_an_empty_path_is_one_line_never_the_current_folder(argv, capsys, tmp_path, monkeypatch):
+    """``--out "$OUT"`` with OUT unset: ``Path("")`` is the current folder, where results, a report or a model
+    would have gone silently."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and ": an empty path; name one" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"],
+        ["study", "data-size", "--scale", "tiny", "--engines", "numpyro"],
+        ["campaign", "gpu", "--cores", "2", "--gpu-cores", "1", "--history", str(FIXTURES)],
+        ["check", "eight_schools-eight_schools_noncentered"],  # before its static stage lays anything out
+    ],
+)
+def test_every_verb_that_writes_a_folder_is_refused_while_another_process_writes_there(
+    argv, capsys, tmp_path, monkeypatch
+):
+    from stanjax.runner.commands import campaign
+    from stanjax.runner.core.folder_lock import LOCK_FILE
+    from stanjax.runner.pairing import check
+    from tests.core.test_folder_lock import other
+
+    monkeypatch.setattr(campaign, "check_gpu_visible", lambda asked: None)
+    monkeypatch.setattr(check, "in_worker", lambda *args: pytest.fail("a check's stage ran"))
+    out = tmp_path / "out"
+    holder = other(out, 600)
+    try:
+        assert main([*argv, "--out", str(out)]) == 2
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {out} is in use by pid {holder.pid} (" in err
+    assert [p.name for p in out.iterdir()] == [LOCK_FILE]  # nothing else written
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--suite", "tiny", "--out"],
+        ["study", "data-size", "--out"],
+        ["campaign", "gpu", "--cores", "2", "--gpu-cores", "1", "--out"],
+        ["nightly", "--history"],
+    ],
+)
+def test_a_file_where_results_would_go_is_one_line_before_any_planning(argv, capsys, tmp_path, monkeypatch):
+    """``--out FILE`` planned for 4.5 s (the static checks) before mkdir said "File exists"."""
+    from stanjax.runner.commands import nightly, run
+
+    for verb in (run, nightly):
+        monkeypatch.setattr(verb, "plan", lambda *a: pytest.fail("planned"))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main([*argv, str(blocker)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write results to {blocker}: it is a file, not a folder" in err
 
 
 def test_report_merges_the_folders_of_several_machines(tmp_path):

@@ -121,6 +121,47 @@ def test_a_file_of_garbage_or_one_torn_line_is_skipped_not_refused(tmp_path, con
         assert records.read(path) == [] and len(records.read(tmp_path)) == 1
 
 
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b'{"schema_version": 3, "kind": "ru', "unreadable line(s) [1]"),  # nothing before it: not torn
+        (b'\n\n{"schema_version": 3, "kind": "ru', "unreadable line(s) [3]"),
+        (json.dumps(measurement(0)).encode() + b'\n{"schema_version": 3, "kind": "ru', "a torn last line"),
+        (
+            json.dumps(measurement(0)).encode() + b"\nnot json\n" + json.dumps(measurement(1)).encode(),
+            "unreadable line(s) [2]",
+        ),
+    ],
+)
+def test_a_torn_last_line_is_said_only_after_lines_that_were_read(tmp_path, content, why):
+    """A file of one unreadable line is no run that died mid-append after others: it is named by its line."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(content)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # read_all warns nothing: its caller says what was skipped
+        _, _, [skipped] = records.read_all(path)
+    assert (skipped.file, skipped.count, skipped.why) == (path, 1, why)
+    with pytest.warns(records.SkippedLines) as said:
+        records.read(path)
+    assert [str(w.message) for w in said] == [f"{path}: skipped {why}"]
+
+
+def test_skipped_lines_count_every_kind_of_damage(tmp_path):
+    path = tmp_path / "results.jsonl"
+    records.append(path, records.read(FIXTURE)[0])
+    future = {"schema_version": records.SCHEMA_VERSION + 1, "kind": "run"}
+    lines = [
+        "not json",
+        json.dumps({"schema_version": records.SCHEMA_VERSION, "kind": "run"}),
+        *[json.dumps(future)] * 2,
+    ]
+    with open(path, "a") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    runs, _, [skipped] = records.read_all(path)
+    assert len(runs) == 1 and skipped.count == 4
+    assert skipped.why.startswith("unreadable line(s) [2]; line 3, not a run record") and "(lines [4, 5]" in skipped.why
+
+
 def test_future_schema_records_among_good_ones_are_skipped_with_one_warning_saying_why(tmp_path):
     path = tmp_path / "results.jsonl"
     records.append(path, records.read(FIXTURE)[0])
@@ -136,7 +177,10 @@ def test_future_schema_records_among_good_ones_are_skipped_with_one_warning_sayi
 def test_future_schema_is_refused(tmp_path):
     path = tmp_path / "results.jsonl"
     path.write_text(json.dumps({"schema_version": records.SCHEMA_VERSION + 1}) + "\n")
-    with pytest.raises(records.RecordsError, match="schema_version"):
+    with pytest.raises(
+        records.RecordsError,
+        match=rf"results.jsonl: nothing but 1 record\(s\) of schema_version {records.SCHEMA_VERSION + 1} \(lines \[1\]",
+    ):
         records.read(path)
 
 

@@ -102,6 +102,49 @@ def test_kill_9_mid_campaign_then_resume_loses_nothing_and_duplicates_nothing(tm
     assert sorted(r.repeat for r in after) == [0, 1, 2]
     assert [r.run_id for r in after[: len(before)]] == [r.run_id for r in before]
     assert {r.campaign_id for r in after} == {before[0].campaign_id}  # one campaign: its blocks still pair
+    assert {r.entropy for r in after} == {before[0].entropy}  # seeded as the campaign was
+
+
+def test_one_writer_at_a_time_and_a_block_cut_by_kill_9_keeps_its_seed(tmp_path):
+    """While a campaign runs (block 0's NumPyro run hangs), a second `--resume` into its folder is one line naming
+    it, exit 2, nothing appended; one with --wait says so and waits. kill -9 of the campaign lets it go (the kernel
+    ends its lock): the waiting one runs the 3 missing runs, and every block's runs share one sampler seed, as an
+    uninterrupted campaign's do (after a resume they had not: 794735250 beside 241274827)."""
+    out = tmp_path / "results"
+    args = ["run", "--suite", "tiny", "--models", EIGHT, "--engines", "stan", "numpyro", "--repeats", "2"]
+    args += ["--out", str(out)]
+    os.environ["STANJAX_FAULT"] = "numpyro:hang"
+    try:
+        proc = start_and_wait_for_a_record(args, out, stdout=subprocess.DEVNULL)
+    finally:
+        del os.environ["STANJAX_FAULT"]
+    try:
+        [first] = records.read(out)  # block 0's Stan run
+        refused = stanjax(*args, "--resume", timeout=300)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert f"{out} is in use by pid {proc.pid} (" in refused.stderr
+        assert refused.stderr.endswith("; wait for it, or add --wait\n")
+        assert len(records.read(out)) == 1
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "stanjax.runner.commands.cli", *args, "--resume", "--wait"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said = waiting.stdout.readline()  # its first line: nothing is read from OUT before the lock
+        assert said.startswith(f"{out} is in use by pid {proc.pid} (") and said.endswith("waiting for it to finish\n")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stdout, stderr = waiting.communicate(timeout=600)
+    assert waiting.returncode == 0, stderr
+    assert "resume: 1 of 4 runs already recorded, 3 to run" in stdout and "waiting" not in stdout
+    after = records.read(out)
+    assert sorted((r.block, r.engine) for r in after) == [(0, "numpyro"), (0, "stan"), (1, "numpyro"), (1, "stan")]
+    assert {r.campaign_id for r in after} == {first.campaign_id} and all(r.status == "ok" for r in after)
+    seeds = [{r.sampler_seed for r in after if r.block == block} for block in (0, 1)]
+    assert [len(s) for s in seeds] == [1, 1] and seeds[0] != seeds[1] and seeds[0] == {first.sampler_seed}
 
 
 @pytest.mark.parametrize("how", ["kill -9 of the campaign's group", "SIGTERM to the campaign"])

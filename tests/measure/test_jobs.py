@@ -252,7 +252,7 @@ def test_a_plan_that_differs_from_the_campaign_in_no_single_option_is_said_as_a_
     monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
     jobs.run_jobs([eight1, covtype0], tmp_path, 60, [])
     [made] = {r.campaign_id for r in records.read(tmp_path)}
-    assert campaign_to_resume(tmp_path, [eight0, eight1, covtype0, covtype1]) == (made, "")
+    assert campaign_to_resume(tmp_path, [eight0, eight1, covtype0, covtype1]) == ((made, eight0.entropy), "")
     assert campaign_to_resume(tmp_path, [eight0, covtype1]) == (
         None,
         f"the newest campaign in {tmp_path} ({made}) ran 2 run(s) of blocks not in this plan; this plan has other "
@@ -267,3 +267,76 @@ def test_the_wait_for_quiet_returns_once_the_machine_is_quiet_and_gives_up_at_it
     assert jobs.wait_for_quiet(None, 60, said.append) == 0.05 and len(said) == 1
     monkeypatch.setattr(jobs, "busy_elsewhere", lambda core_ids: 0.75)
     assert jobs.wait_for_quiet(None, 0, said.append) == 0.75  # no time left: runs anyway, flagged if loaded
+
+
+def test_a_resumed_campaign_seeds_its_new_runs_as_its_blocks_were_seeded(tmp_path, monkeypatch):
+    """kill -9 mid-block, then --resume: the resumed plan draws fresh entropy, so block 0's NumPyro run had
+    another seed than its Stan run (794735250 and 241274827; uninterrupted, both 450362662). The resumed jobs take
+    the campaign's recorded entropy; a campaign whose records name none (made before they did) starts anew."""
+    from msgspec.structs import replace
+
+    from stanjax.runner.commands.cli import build_parser
+    from stanjax.runner.measure.plan import plan
+    from stanjax.runner.measure.resume import resume
+
+    argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--repeats", "2"]
+    first = plan(build_parser().parse_args([*argv, "--engines", "stan", "numpyro"]))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    jobs.run_jobs(first[:1], tmp_path, 60, [])  # block 0's Stan run, then the campaign was killed
+    [made] = records.read(tmp_path)
+    again = plan(build_parser().parse_args([*argv, "--engines", "stan", "numpyro"]))
+    assert again[1].sampler_seed != made.sampler_seed  # what the resumed run had been seeded with
+    left, campaign_id, said = resume(tmp_path, again, clean=False)
+    assert campaign_id == made.campaign_id and said == "resume: 1 of 4 runs already recorded, 3 to run"
+    assert made.entropy == first[0].entropy and {job.entropy for job in left} == {made.entropy}
+    assert [job.sampler_seed for job in left] == [job.sampler_seed for job in first[1:]]  # as if never stopped
+    assert left[0].sampler_seed == made.sampler_seed != left[1].sampler_seed  # block 0's seed; block 1 its own
+
+    older = tmp_path / "older"
+    records.append(older / records.RESULTS_FILE, replace(made, entropy=None))
+    left, campaign_id, said = resume(older, again, clean=False)
+    assert left == again and campaign_id != made.campaign_id
+    assert said == (
+        f"resume: the newest campaign in {older} ({made.campaign_id}) does not record the entropy of its sampler "
+        f"seeds (made before its records did), so no new run could share its block's seed: starting a new "
+        f"campaign, {campaign_id}, of all 4 runs"
+    )
+
+
+def test_a_second_writer_into_a_folder_is_refused_naming_the_first_or_waits_for_it(tmp_path, monkeypatch, capsys):
+    """Two `stanjax run --resume` into one folder had both run its 3 missing runs (7 records under one campaign ID
+    for a plan of 4). While another process writes into OUT, `stanjax run` is one line naming it and exit 2, with
+    nothing read or appended; with --wait it says so once, waits until the other has finished, then runs."""
+    import threading
+
+    from stanjax.runner.commands.cli import main
+    from stanjax.runner.core import folder_lock
+    from tests.core.test_folder_lock import other
+
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    out = tmp_path / "results"
+    argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]
+    holder = other(out, 600)
+    try:
+        assert main([*argv, "--engines", "stan", "--resume"]) == 2
+        said, err = capsys.readouterr()
+        assert "resume:" not in said  # refused before what OUT holds was read
+        assert err.count("\n") == 1 and err.startswith(f"stanjax run: error: {out} is in use by pid {holder.pid} (")
+        assert err.endswith("; wait for it, or add --wait\n") and not (out / records.RESULTS_FILE).exists()
+
+        real_flock, blocked = folder_lock.fcntl.flock, []
+
+        def flock(fd, operation):  # the blocking wait: the other process ends a moment after it starts
+            if not operation & folder_lock.fcntl.LOCK_NB:
+                blocked.append(threading.Timer(1.0, holder.kill))
+                blocked[-1].start()
+            return real_flock(fd, operation)
+
+        monkeypatch.setattr(folder_lock.fcntl, "flock", flock)
+        assert main([*argv, "--engines", "stan", "numpyro", "--wait"]) == 0
+    finally:
+        holder.kill()
+        holder.wait()
+    said = capsys.readouterr().out
+    assert said.count("waiting for it to finish") == 1 and f"{out} is in use by pid {holder.pid} (" in said
+    assert len(blocked) == 1 and sorted(r.engine for r in records.read(out)) == ["numpyro", "stan"]

@@ -36,10 +36,16 @@ def pair(tmp_path):
 
 
 def nothing_may_sample(monkeypatch):
+    """Only the static stage's worker may start: no density stage's (the Stan compile, the short run), no run."""
+    static_only = check.in_worker
+
     def refuse(*args, **kwargs):
         raise AssertionError("sampled or compiled after a static problem")
 
-    monkeypatch.setattr(check, "density_stage", refuse)
+    def static_alone(stage, *args, **kwargs):
+        return static_only(stage, *args, **kwargs) if stage == "static" else refuse()
+
+    monkeypatch.setattr(check, "in_worker", static_alone)
     monkeypatch.setattr(check, "run_jobs", refuse)
 
 
@@ -287,6 +293,91 @@ def test_a_change_to_one_element_of_a_vector_is_named_by_its_element(pair, own_m
     density_line = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("density"))
     assert "the difference moves with beta[2] (" in density_line and "not with alpha" in density_line, density_line
     assert "beta[1]" not in density_line and "beta (" not in density_line
+
+
+@pytest.mark.stan
+def test_the_users_code_never_runs_in_the_checks_own_process_before_the_runs(
+    pair, own_models, monkeypatch, tmp_path, capsys
+):
+    """Issue 80's item 3: importing the NumPyro file, tracing it, evaluating log densities and building or sampling
+    the Stan program happen in the stages' workers, where a --timeout, Ctrl-C or SIGTERM can end them; here they
+    would raise."""
+    from stanjax import jax_models
+    from stanjax.runner.pairing import density
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the user's code ran in the check's own process")
+
+    for module, name in [(jax_models, "load"), (static_checks, "check"), (density, "stan_model"), (density, "check")]:
+        monkeypatch.setattr(module, name, refuse)
+    stan, py, data = pair
+    args = ["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"), "--stop-after", "density"]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "log densities differ by one constant" in capsys.readouterr().out
+
+
+FACTOR = '    numpyro.factor("planted", jnp.log({}))\n    with numpyro.plate'  # planted before the likelihood
+
+
+@pytest.mark.stan
+@pytest.mark.parametrize(
+    "plant, named",
+    [
+        (  # a scale that overflows: exp(800) is inf in float64 (a NaN given as a number, the static stage refuses)
+            lambda text: text.replace("dist.Normal(0.0, 1.0)", "dist.Normal(0.0, jnp.exp(800.0 + alpha))"),
+            "-inf at every one of the 5 points of the density check (draws of a short Stan run): sample site 'beta' has "
+            'log probability -inf at the first (line 8 of {py}: beta = numpyro.sample("beta", dist.Normal(0.0, '
+            "jnp.exp(800.0 + alpha)).expand([K]).to_event(1)))",
+        ),
+        (
+            lambda text: text.replace("    with numpyro.plate", FACTOR.format("-1.0")),
+            "nan at every one of the 5 points of the density check (draws of a short Stan run): factor 'planted' has "
+            'log probability nan at the first (line 9 of {py}: numpyro.factor("planted", jnp.log(-1.0)))',
+        ),
+    ],
+    ids=["prior", "factor"],
+)
+def test_a_numpyro_log_density_nan_at_every_point_is_bad_input_naming_the_site(
+    plant, named, pair, own_models, tmp_path, capsys
+):
+    """Issue 80's item 7: a log density NaN (or infinite) at every point of the density check is no offset that
+    moves (it said "different posterior", the offset moving by nan) but the port's mistake: one line, exit 2, the
+    site and the user's line."""
+    stan, py, data = pair
+    py.write_text(plant(py.read_text()))
+    args = ["check", str(stan), str(py), "--data", str(data), "--out", str(tmp_path / "out"), "--stop-after", "density"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "stanjax check: error: counts-poisson_regression: the NumPyro log density is "
+    ), err
+    assert named.format(py=py) in err, err
+
+
+def test_a_log_density_nan_at_some_points_only_keeps_the_density_verdict(pair, own_models, monkeypatch, tmp_path):
+    """The other side of item 7: finite at one point of three, the offset is compared (and moves), so the verdict is
+    "different posterior" as before; at none, bad input. Stan's side stood in for: nothing compiles."""
+    from stanjax.runner.pairing import density, density_stage
+
+    stan, py, data = pair
+    py.write_text(py.read_text().replace("    with numpyro.plate", FACTOR.format("alpha - 0.5")))
+    spec, _ = pair_files.lay_out_pair(stan, py, data, "counts-poisson_regression", tmp_path / "model")
+    given = spec.data(pair_files.GIVEN, 1)
+    points = [{"alpha": np.float64(alpha), "beta": np.zeros(3)} for alpha in (0.4, 0.45, 0.6)]
+
+    def numpyro_only(spec, data, points):
+        numpyro = [density.numpyro_side(spec, data, point)[0] for point in points]
+        return density.DensityCheck([0.0] * len(points), numpyro, False, None)
+
+    monkeypatch.setattr(density, "posterior_points", lambda *args: points)
+    monkeypatch.setattr(density, "check", numpyro_only)
+    monkeypatch.setattr(density_stage, "suspect_parameters", lambda *args: ([("alpha", 1.0)], ["beta"]))
+    found = density_stage.density_stage(spec, given, len(points), 1)
+    assert (found.ok, found.verdict) == (False, check_verdicts.DIFFERENT)
+    assert "the offset moves by nan" in found.line and "the difference moves with alpha" in found.line
+    points[2] = {"alpha": np.float64(0.3), "beta": np.zeros(3)}
+    with pytest.raises(models.UsageError, match=r"nan at every one of the 3 points .* factor 'planted' has log prob"):
+        density_stage.density_stage(spec, given, len(points), 1)
 
 
 @pytest.mark.stan

@@ -32,7 +32,7 @@ def test_stan_and_numpyro_log_densities_differ_by_a_constant(spec):
 def moved_by(spec, data, points, result) -> str:
     """A failure's message as `stanjax check` words it: the parameters the offset moves with (issue 43: the test
     said only `2.188e-07 <= 1e-08`)."""
-    from stanjax.runner.pairing.check import suspect_parameters
+    from stanjax.runner.pairing.density_stage import suspect_parameters
 
     suspects, still = suspect_parameters(spec, data, points, result.tolerance)
     moved = ", ".join(f"{name} ({score:.2g})" for name, score in suspects) or "no one parameter alone"

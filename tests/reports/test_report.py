@@ -535,6 +535,22 @@ def test_records_of_the_same_seed_count_once(tmp_path, fixture_records):
     assert len(as_read) == 2 * len(fixture_records)  # all, as read
 
 
+def test_the_page_says_which_lines_of_which_file_it_skipped_and_why(tmp_path, fixture_records, report, capsys):
+    """A damaged results file is said once on stderr, as one plain line (the file is read once), and the page says
+    how many lines of which file were left out and why; a clean one's page says nothing of it."""
+    from stanjax.runner.commands.cli import main
+
+    results = write(tmp_path, fixture_records)
+    lines = results.read_text().splitlines(keepends=True)
+    results.write_text("".join([lines[0], "not json\n", lines[1], "[1]\n", *lines[2:]]))
+    assert main(["report", str(results), "-o", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().err == f"stanjax report: warning: {results}: skipped unreadable line(s) [2, 4]\n"
+    page = " ".join((tmp_path / "r" / "index.html").read_text().split())
+    said = f"2 line(s) of the results could not be read and are in no number here: 2 of <code>{results}</code>"
+    assert f"{said} (unreadable line(s) [2, 4])." in page
+    assert "could not be read" not in report[0]
+
+
 def test_the_same_records_make_the_same_pages_but_for_when(tmp_path, fixture_records):
     """A committed report made again shows only what changed: no random figure ids, no figure dates."""
     records_at = write(tmp_path, fixture_records)
