@@ -2,9 +2,10 @@
 # A local CmdStan against the Stan library the bundled Stan ships: no registry ships a CmdStan and GitHub's release
 # downloads are unreachable here, so CmdStan's driver (its makefile and src/cmdstan, brought by the library's
 # `fetch` of github:stan-dev/cmdstan) is built against httpstan's copy of Stan, Stan Math, Eigen, Boost, SUNDIALS,
-# TBB and stanc 2.39. Stan Math's three make files are not in that copy: the ones written below set what Stan
-# Math 5's make/compiler_flags sets by default on Linux with g++ (-O3, -std=c++17, -pthread, -D_REENTRANT,
-# -DBOOST_DISABLE_ASSERTS, -Wno-sign-compare; no -march, no NDEBUG) and link httpstan's prebuilt SUNDIALS and TBB.
+# TBB and stanc 2.39. Stan Math's three make files are not in that copy: benchmarks/stan_math_make_from_httpstan.sh
+# writes stand-ins that set what Stan Math 5's make/compiler_flags sets by default on Linux with g++ (-O3,
+# -std=c++17, -pthread, -D_REENTRANT, -DBOOST_DISABLE_ASSERTS, -Wno-sign-compare; no -march, no NDEBUG) and link
+# httpstan's prebuilt SUNDIALS and TBB.
 # CmdStan's own defaults stay as its makefile has them (precompiled model header on; STAN_CPP_OPTIMS off).
 # Never committed: the folder lives outside the checkout (CMDSTAN=... for stanjax).
 #
@@ -14,6 +15,7 @@ set -euo pipefail
 snapshot=${1:?the git directory of a CmdStan snapshot}
 out=${2:?the folder to assemble CmdStan in}
 python=${PYTHON:-.venv/bin/python}
+here=$(cd "$(dirname "$0")" && pwd)
 httpstan=$("$python" -c 'import httpstan, pathlib; print(pathlib.Path(httpstan.__file__).parent)')
 
 mkdir -p "$out"
@@ -27,50 +29,6 @@ cp -rs "$httpstan/include/stan" stan/src/stan
 sed -i -z 's/pathfinder_lbfgs_single<\n *false, stan::model::model_base>/pathfinder_lbfgs_single<false, false, stan::model::model_base>/' \
   src/cmdstan/command.hpp
 grep -q "pathfinder_lbfgs_single<false, false," src/cmdstan/command.hpp
-math=stan/lib/stan_math/make
-cat > "$math/compiler_flags" <<EOF
-# Stand-in for Stan Math 5's make/compiler_flags (Linux, g++): its defaults, with httpstan's copies of the libraries.
-OS := Linux
-LIBRARY_SUFFIX ?= .so
-CXX_TYPE ?= gcc
-EXE :=
-O ?= 3
-EIGEN ?= $httpstan/include
-BOOST ?= $httpstan/include
-SUNDIALS ?= $httpstan/include
-TBB ?= $httpstan/include
-TBB_BIN ?= $httpstan/lib
-RAPIDJSON = $httpstan/include/
-INC ?= \$(INC_FIRST) -I \$(EIGEN)
-CPPFLAGS_BOOST ?= -DBOOST_DISABLE_ASSERTS
-CXXFLAGS_LANG ?= -std=c++17
-CXXFLAGS_WARNINGS ?= -Wno-sign-compare
-CXXFLAGS_OS ?= -pthread
-CXXFLAGS_OS += -D_REENTRANT
-ifdef STAN_THREADS
-  CXXFLAGS_THREADS ?= -DSTAN_THREADS
-endif
-TBB_TARGETS ?= \$(TBB_BIN)/libtbb.so.2
-LDFLAGS_TBB ?= -Wl,-L,"\$(TBB_BIN)" -Wl,-rpath,"\$(TBB_BIN)"
-LDLIBS_TBB ?= -ltbb
-CXXFLAGS += \$(CXXFLAGS_LANG) \$(CXXFLAGS_OS) \$(CXXFLAGS_WARNINGS) \$(CXXFLAGS_THREADS) \$(CXXFLAGS_OPTIM) -O\$(O) \$(INC)
-CPPFLAGS += \$(CPPFLAGS_BOOST)
-LDFLAGS += \$(LDFLAGS_TBB)
-LDLIBS += \$(LDLIBS_TBB)
-EOF
-cat > "$math/libraries" <<EOF
-# Stand-in for Stan Math's make/libraries: httpstan's prebuilt SUNDIALS (CVODES, IDAS, KINSOL, the serial vector).
-SUNDIALS_TARGETS ?= $(printf "$httpstan/lib/libsundials_%s.a " cvodes idas kinsol nvecserial)
-EOF
-cat > "$math/dependencies" <<'EOF'
-# Stand-in for Stan Math's make/dependencies: a .d file lists what a source includes (g++ -MM), as Stan Math's does.
-DEPTARGETS = -MT $(patsubst %.d,%.o,$@) -MT $@
-DEPFLAGS_OS ?= -MM -E
-DEPFLAGS = $(DEPTARGETS) $(DEPFLAGS_OS) -MG -MP -MF $@
-%.d: %.cpp
-	$(COMPILE.cpp) $(DEPFLAGS) $<
-%.d: %.hpp
-	$(COMPILE.cpp) $(DEPFLAGS) $<
-EOF
+"$here/stan_math_make_from_httpstan.sh" "$httpstan" stan/lib/stan_math/make
 mkdir -p bin && cp "$httpstan/stanc" bin/stanc
 make -j2 build

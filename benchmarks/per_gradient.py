@@ -5,35 +5,36 @@ the build (compiler flags, instruction set) and not the engine.
     .venv/bin/python benchmarks/per_gradient.py --models gym_sp500-stochastic_volatility_sp500 --reps 9 \\
         --program gym_sp500-stochastic_volatility_sp500=/tmp/old.stan   # another Stan program for a model
     .venv/bin/python benchmarks/per_gradient.py --models sv_synth-stochastic_volatility --reps 7 \\
-        --alt sv_synth-stochastic_volatility=/tmp/old.stan --columns stan:native   # old and new, interleaved
+        --alt sv_synth-stochastic_volatility=/tmp/old.stan --columns stan:native:loop   # old and new, interleaved
 
 ``--alt ID=PATH`` adds a row for model ID timed with PATH, interleaved with the model's own row: a .stan program
 in the Stan columns, or a .py file defining the NumPyro model's function (named as the model) in the JAX columns;
-``--columns`` keeps only some columns (KIND:BUILD, e.g. ``stan:native jax:native``). ``--init-radius`` sets Stan's
+``--columns`` keeps only some columns (KIND:BUILD:CLOCK, e.g. ``stan:native:loop jax:native:loop``). ``--init-radius`` sets Stan's
 (default 2): where NUTS from Stan's usual inits diverges at once (sv_synth: one leapfrog an iteration), the
 per-iteration costs swamp the gradient's, and a smaller radius (0.5) gives full trees; the worker warns below 10
 leapfrogs an iteration.
 
 Columns, each the median over interleaved repetitions (repetition r of every column, in an order rotated each
-repetition, before repetition r + 1, so drift hits every column alike):
+repetition, before repetition r + 1, so drift hits every column alike), each on one of two clocks, both sides on
+both (DESIGN's equal clocks; compare a column with the other side's on the same clock only):
 
-- Stan as built: the program as httpstan builds it unasked (-O3, no -march: baseline x86-64, SSE2, no AVX), the
-  bundled Stan engine's build before it chose an ISA;
-- Stan -march=native: the engine's build for the host's ISA (``HttpstanBackend.compile``);
-- Stan -march=native, stanc --O1: the same, translated with stanc's optimiser (``--stan-programs model-O1``);
-- JAX (host ISA): the NumPyro model's potential, ``value_and_grad`` jitted, XLA's default (the host's ISA);
-- JAX (SSE4.2): the same with XLA's CPU ISA capped at SSE4.2 (``--xla_cpu_max_isa``, read once at start-up, so
-  in its own process).
+- Stan as built (NUTS): the program as httpstan builds it unasked (-O3, no -march: baseline x86-64, SSE2, no AVX),
+  the bundled Stan engine's build before it chose an ISA;
+- Stan -march=native (NUTS): the engine's build for the host's ISA (``HttpstanBackend.compile``);
+- Stan -march=native, stanc --O1 (NUTS): the same, translated with stanc's optimiser (``--stan-programs model-O1``);
+- Stan -march=native (loop): the same build's flags, the model built once and ``log_prob_grad<true, true>`` looped
+  in C++ (``runner/engines/stan_loop.py``), at JAX's starting point;
+- JAX (host ISA) (loop): the NumPyro model's potential, ``value_and_grad`` jitted, XLA's default (the host's ISA);
+- JAX (SSE4.2) (loop): the same with XLA's CPU ISA capped at SSE4.2 (``--xla_cpu_max_isa``, read once at start-up,
+  so in its own process);
+- JAX (host ISA) (NUTS): NumPyro's NUTS kernel, as Stan's below.
 
-Stan's gradient is timed inside its own NUTS, as sampling calls it: httpstan's compiled module exposes
-``log_prob_grad`` only as a call that rebuilds the model from a Python dict of the data each time (milliseconds
-for 10k x 54 covariates), so each repetition runs one chain of the module's NUTS without warmup (step size from
-Stan's initial heuristic, tree depth at most ``MAX_DEPTH``) and divides Stan's own sampling clock by the leapfrog
-steps it took, one gradient each. That includes NUTS's per-step vector updates, O(parameters), and its
-per-iteration costs (a momentum draw, writing the draw and its diagnostics) spread over the iteration's steps:
-a small bias against Stan, the same for both of its builds. JAX's side is the
-same shape: one jitted loop of gradient evaluations, each step moving the point by a negligible multiple of the
-gradient (so XLA can drop none), timed to ``block_until_ready`` and divided by the steps; no per-call dispatch.
+Inside NUTS (the NUTS clock): each repetition runs one chain without warmup (step size from each sampler's initial
+heuristic, tree depth at most ``MAX_DEPTH``) and divides the sampler's own clock by the leapfrog steps it took, one
+gradient each. That includes NUTS's per-step vector updates, O(parameters), and its per-iteration costs (a momentum
+draw, writing the draw and its diagnostics) spread over the iteration's steps. In a compiled loop (the loop clock):
+gradient evaluations one after another, each step moving the point by a negligible multiple of the gradient (so
+XLA can drop none), the loop timed and divided by its steps; no per-call dispatch, no sampler.
 
 Every side runs in its own worker process pinned to one core (``--core``; XLA's and TBB's pools size themselves
 from it); Stan's worker never loads JAX, since its NUTS forks. Compiles (Stan, ~40-60 s a program not yet in
@@ -52,6 +53,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -61,14 +64,16 @@ MODELS = (
     "mixture_synth-gaussian_mixture",
     "gym_sp500-stochastic_volatility_sp500",
 )
-# (column heading, worker, build): Stan's builds are "baseline" (httpstan's own flags) or an ISA, "+O1" added:
-# translated with stanc's optimiser; JAX's an ISA.
+# (column heading, worker, build, clock): Stan's builds are "baseline" (httpstan's own flags) or an ISA, "+O1"
+# added: translated with stanc's optimiser; JAX's an ISA; the clock "nuts" (inside NUTS) or "loop" (a compiled loop).
 COLUMNS = (
-    ("Stan as built", "stan", "baseline"),
-    ("Stan -march=native", "stan", "native"),
-    ("Stan -march=native, stanc --O1", "stan", "native+O1"),
-    ("JAX (host ISA)", "jax", "native"),
-    ("JAX (SSE4.2)", "jax", "x86-64-v2"),
+    ("Stan as built (NUTS)", "stan", "baseline", "nuts"),
+    ("Stan -march=native (NUTS)", "stan", "native", "nuts"),
+    ("Stan -march=native, stanc --O1 (NUTS)", "stan", "native+O1", "nuts"),
+    ("Stan -march=native (loop)", "stan", "native", "loop"),
+    ("JAX (host ISA) (loop)", "jax", "native", "loop"),
+    ("JAX (SSE4.2) (loop)", "jax", "x86-64-v2", "loop"),
+    ("JAX (host ISA) (NUTS)", "jax", "native", "nuts"),
 )
 # Up to 255 gradients a NUTS iteration, to spread what each iteration costs besides them (drawing a momentum,
 # writing the draw and Stan's diagnostics, all on Stan's sampling clock) over many gradients.
@@ -110,7 +115,7 @@ def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float
     from stanjax.runner.engines.stan_output import _parse_elapsed, sample_table
 
     [output] = _run_chains(module, arguments, chains=1)
-    columns, table = sample_table(output, arguments["num_samples"])
+    columns, table = sample_table(output.draws, arguments["num_samples"])
     gradients = table[:, columns.index("n_leapfrog__")].sum()
     if gradients < 10 * len(table):
         print(
@@ -119,7 +124,7 @@ def stan_nuts_ms(module, arguments: dict, label: str = "") -> tuple[float, float
             file=sys.stderr,
             flush=True,
         )
-    seconds = _parse_elapsed(output)["sampling"]
+    seconds = _parse_elapsed(output.text)["sampling"]
     return 1000 * seconds / gradients, seconds
 
 
@@ -133,8 +138,31 @@ def applies(kind: str, alt: str | None) -> bool:
     return alt is None or alt.endswith(".stan" if kind == "stan" else ".py")
 
 
+def loop_point(model_id: str) -> dict:
+    """The loop clock's point of a model (JAX's start, constrained; ``gradient_clocks.stan_point``), for the Stan
+    worker's loop columns: computed in a spawned process, since the Stan worker never loads JAX."""
+    from stanjax import models as registry
+    from stanjax.runner.measure.gradient_clocks import stan_point
+
+    spec = registry.get(model_id)
+    return stan_point(spec, spec.data("default", SEED), (), "default")
+
+
+def stan_loop_timer(stan_file: Path, build: str, data: dict, point: dict):
+    """One repetition of the loop clock: the driver of ``stan_file`` for the build's ISA (stanc's optimiser where
+    "+O1"), its loop of gradients sized once to take ``REP_SECONDS``."""
+    from stanjax.runner.engines import stan_loop
+
+    isa, _, optimiser = build.partition("+")
+    driver = stan_loop.build(stan_file, isa, (f"--{optimiser}",) if optimiser else ())
+    repeats = stan_loop.timed(driver, data, point, 200, REP_SECONDS, 10**8, 1).repeats
+    return lambda: stan_loop.timed(driver, data, point, repeats, 0.0, repeats, 1).ms_per_gradient
+
+
 def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], builds: list[str], init_radius: float):
-    """Per (row, build): a function that runs one repetition and returns ms per gradient."""
+    """Per (row, build, clock): a function that runs one repetition and returns ms per gradient."""
+    import multiprocessing
+
     from stanjax import models as registry
     from stanjax.runner.core.config import RunConfig
     from stanjax.runner.engines.stan_bundled import nuts_arguments
@@ -146,7 +174,13 @@ def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], bu
         spec = registry.get(model_id)
         data = spec.data("default", SEED)
         stan_file = Path(alt or programs.get(model_id, spec.stan_file))
-        for build in builds:
+        for build_clock in builds:
+            build, clock = build_clock.split(":")
+            if clock == "loop":
+                with multiprocessing.get_context("spawn").Pool(1) as pool:
+                    point = pool.apply(loop_point, (model_id,))
+                timers[label, build, clock] = stan_loop_timer(stan_file, build, data, point)
+                continue
             module = stan_module(stan_file, build)
             config = RunConfig(warmup=0, draws=3, max_treedepth=MAX_DEPTH)
             arguments = {**nuts_arguments(module, data, config, SEED), "chain": 1, "init_radius": init_radius}
@@ -154,10 +188,10 @@ def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], bu
                 _, seconds = stan_nuts_ms(module, arguments, label)  # calibrates: draws for REP_SECONDS
             except RuntimeError as err:  # shown as NaN: a build whose NUTS fails is a finding, not a stop
                 print(f"{model_id} {build}: {str(err)[:200]}", file=sys.stderr, flush=True)
-                timers[label, build] = lambda: float("nan")
+                timers[label, build, clock] = lambda: float("nan")
                 continue
             arguments["num_samples"] = max(3, round(3 * REP_SECONDS / max(seconds, 1e-3)))
-            timers[label, build] = lambda module=module, arguments=arguments, label=label: stan_nuts_ms(
+            timers[label, build, clock] = lambda module=module, arguments=arguments, label=label: stan_nuts_ms(
                 module, arguments, label
             )[0]
     return timers
@@ -166,12 +200,13 @@ def stan_worker(models: list[str], programs: dict[str, str], alts: list[str], bu
 # --- JAX's worker ------------------------------------------------------------------------------------------------
 
 
-def jax_worker(models: list[str], isa: str, alts: list[str]):
-    """Per (row, isa): a function that runs one repetition and returns ms per gradient."""
+def jax_worker(models: list[str], isa: str, alts: list[str], clocks: list[str], init_radius: float):
+    """Per (row, isa, clock): a function that runs one repetition and returns ms per gradient."""
     import importlib.util
 
     from stanjax.runner.core.config import Placement, RunConfig
     from stanjax.runner.engines.jax_setup import initial_points, start_jax
+    from stanjax.runner.measure.gradient_clocks import POINT_KEY
 
     jax = start_jax(Placement(isa=isa), chains=1)
     jax.config.update("jax_enable_compilation_cache", False)  # nothing to gain here; keeps the cache clean
@@ -190,7 +225,12 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)
             model = getattr(module, spec.model_name)
-        points, potential, _ = initial_points(jax, model, data, RunConfig(chains=1), jax.random.PRNGKey(SEED))
+        if "nuts" in clocks:
+            timers[label, isa, "nuts"] = jax_nuts_timer(jax, model, data, init_radius)
+        if "loop" not in clocks:
+            continue
+        # the loop clock's point (the suite's): where the Stan loop column times its gradient too
+        points, potential, _ = initial_points(jax, model, data, RunConfig(chains=1), jax.random.key(POINT_KEY))
         point = jax.tree.map(lambda x: x[0], points)
         value_and_grad = jax.value_and_grad(potential)
 
@@ -213,24 +253,58 @@ def jax_worker(models: list[str], isa: str, alts: list[str]):
             jax.block_until_ready(run(point, n))
             return 1000 * (time.perf_counter() - start) / n
 
-        timers[label, isa] = timer
+        timers[label, isa, "loop"] = timer
     return timers
+
+
+def jax_nuts_timer(jax, model, data: dict, init_radius: float):
+    """One repetition of the NUTS clock: NumPyro's NUTS kernel without warmup (its step size from its initial
+    heuristic, as Stan's), trees of at most ``MAX_DEPTH``, the draws one scan compiled ahead, from the same start each
+    repetition, sized once to take ``REP_SECONDS``; its clock ÷ its leapfrog steps."""
+    from numpyro.infer import NUTS, init_to_uniform
+
+    kernel = NUTS(
+        model,
+        max_tree_depth=MAX_DEPTH,
+        find_heuristic_step_size=True,
+        init_strategy=init_to_uniform(radius=init_radius),
+    )
+    state = kernel.init(jax.random.PRNGKey(SEED), 0, None, model_args=(), model_kwargs=data)
+
+    def compiled(n: int):
+        def draws(state):
+            return jax.lax.scan(lambda s, _: (kernel.sample(s, (), data),) * 2, state, None, length=n)[1].num_steps
+
+        return jax.jit(draws).lower(state).compile()
+
+    def ms(run) -> tuple[float, float]:
+        """(ms per leapfrog step, seconds) of one run."""
+        start = time.perf_counter()
+        steps = jax.block_until_ready(run(state))
+        seconds = time.perf_counter() - start
+        return 1000 * seconds / int(np.sum(np.asarray(steps))), seconds
+
+    probe = compiled(3)
+    ms(probe)
+    run = compiled(max(3, round(3 * REP_SECONDS / max(ms(probe)[1], 1e-4))))
+    return lambda: ms(run)[0]
 
 
 def worker(
     kind: str, build: str, core: int, models: list[str], programs: dict[str, str], alts: list[str], init_radius: float
 ) -> None:
-    """Serve repetitions: one line in ("row build"), one line out (ms per gradient)."""
+    """Serve repetitions: one line in ("row build clock"), one line out (ms per gradient). A Stan worker's ``build``
+    is its BUILD:CLOCK pairs, comma-separated; a JAX worker's its ISA, a colon, its clocks comma-separated."""
     os.sched_setaffinity(0, {core})
-    timers = (
-        stan_worker(models, programs, alts, build.split(","), init_radius)
-        if kind == "stan"
-        else jax_worker(models, build, alts)
-    )
+    if kind == "stan":
+        timers = stan_worker(models, programs, alts, build.split(","), init_radius)
+    else:
+        isa, clocks = build.split(":")
+        timers = jax_worker(models, isa, alts, clocks.split(","), init_radius)
     print("ready", flush=True)
     for line in sys.stdin:
-        model_id, asked = line.split()
-        print(json.dumps(timers[model_id, asked]()), flush=True)
+        model_id, asked, clock = line.split()
+        print(json.dumps(timers[model_id, asked, clock]()), flush=True)
 
 
 # --- the conductor -----------------------------------------------------------------------------------------------
@@ -258,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--columns",
         nargs="+",
-        metavar="KIND:BUILD",
-        help="only these columns, e.g. stan:native jax:native (default: all)",
+        metavar="KIND:BUILD:CLOCK",
+        help="only these columns, e.g. stan:native:loop jax:native:loop (default: all)",
     )
     parser.add_argument("--init-radius", type=float, default=2.0, help="Stan's init radius (default 2, Stan's)")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "BUILD"), help=argparse.SUPPRESS)
@@ -269,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         worker(*args.worker, args.core, args.models, programs, args.alt, args.init_radius)
         return 0
 
-    columns = [c for c in COLUMNS if args.columns is None or f"{c[1]}:{c[2]}" in args.columns]
+    columns = [c for c in COLUMNS if args.columns is None or ":".join(c[1:]) in args.columns]
     table_rows = rows(args.models, args.alt)
     common = [
         "--core",
@@ -282,8 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     workers = {}
-    stan_builds = ",".join(build for _, kind, build in columns if kind == "stan")
-    wanted = ([("stan", stan_builds)] if stan_builds else []) + [(k, b) for _, k, b in columns if k == "jax"]
+    # one Stan worker for every Stan column; a JAX worker per ISA (XLA reads its ISA flag once), for its clocks
+    stan_builds = ",".join(f"{build}:{clock}" for _, kind, build, clock in columns if kind == "stan")
+    isas = {build: [c for _, k, b, c in columns if k == "jax" and b == build] for _, kind, build, _ in columns}
+    jax_workers = {build: f"{build}:{','.join(clocks)}" for build, clocks in isas.items() if clocks}
+    wanted = ([("stan", stan_builds)] if stan_builds else []) + [("jax", b) for b in jax_workers.values()]
     for kind, build in wanted:
         workers[kind, build] = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, build, *common],
@@ -300,11 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     for rep in range(args.reps):
         # rows, like columns, in an order rotated each repetition (an old and a new program alternate)
         for label, _, alt in table_rows[rep % len(table_rows) :] + table_rows[: rep % len(table_rows)]:
-            for heading, kind, build in columns[rep % len(columns) :] + columns[: rep % len(columns)]:
+            for heading, kind, build, clock in columns[rep % len(columns) :] + columns[: rep % len(columns)]:
                 if not applies(kind, alt):
                     continue
-                process = workers[kind, stan_builds if kind == "stan" else build]
-                process.stdin.write(f"{label} {build}\n")
+                process = workers[kind, stan_builds if kind == "stan" else jax_workers[build]]
+                process.stdin.write(f"{label} {build} {clock}\n")
                 process.stdin.flush()
                 times.setdefault((label, heading), []).append(json.loads(process.stdout.readline()))
     for process in workers.values():
@@ -313,15 +390,16 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"Milliseconds per gradient, median of {args.reps} interleaved repetitions (min-max), float64, default "
-        f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions.\n"
+        f"sizes, one core (CPU {args.core}); {time.perf_counter() - start:.0f} s of repetitions. (loop): in a compiled "
+        "loop; (NUTS): inside the sampler, its clock ÷ its leapfrog steps: set a side beside the other on one clock.\n"
     )
-    print("| model | " + " | ".join(heading for heading, _, _ in columns) + " |")
+    print("| model | " + " | ".join(heading for heading, *_ in columns) + " |")
     print("|---|" + "---:|" * len(columns))
     for label, model_id, alt in table_rows:
         cells = []
-        for heading, _, _ in columns:
+        for heading, *_ in columns:
             found = times.get((label, heading))
-            cells.append(f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})" if found else "-")
+            cells.append(f"{statistics.median(found):.4g} ({min(found):.4g}-{max(found):.4g})" if found else "-")
         shown = (
             f"{model_id} ({alt})" if alt else model_id + (f" ({programs[model_id]})" if model_id in programs else "")
         )

@@ -29,7 +29,7 @@ def main(model_id: str, isa: str, module_path_only: bool = False) -> int:
     config = RunConfig(size="tiny", chains=1, warmup=100, draws=100)
     data = spec.data(config.size, config.data_seed())
     [output] = _run_chains(module, nuts_arguments(module, data, config, seed=1), chains=1)
-    print(f"{model_id} ({isa}): one chain sampled, {len(output):,} bytes of output")
+    print(f"{model_id} ({isa}): one chain sampled, {len(output.text) + len(output.draws):,} bytes of output")
     return 0
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from stanjax.reports.headline import answerable
 from stanjax.runner.core import records
 from stanjax.runner.core.engine_registry import STAN
+from stanjax.runner.measure.gradient_clocks import CLOCK_WORDS, clock_of
 
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000  # the campaigns' setting a composed number is for
 
@@ -53,12 +54,14 @@ def rows(runs: pd.DataFrame, measurements: list[dict]) -> list[dict]:
     for m in sorted(measurements, key=lambda m: m.get("created", "")):
         if m.get("measure") == "gradient_cost":
             machine = records.measurement_machine(m).label
-            newest[(machine, m["side"], m["model_id"], sizes_text(m["sizes"]), m["device"], m["precision"])] = m
+            key = (machine, m["side"], m["model_id"], sizes_text(m["sizes"]), m["device"], m["precision"], clock_of(m))
+            newest[key] = m
     out = []
-    for (machine, side, model_id, sizes, device, precision), cost in sorted(newest.items()):
+    for (machine, side, model_id, sizes, device, precision, clock), cost in sorted(newest.items()):
         label = f"{'Stan' if side == 'stan' else 'JAX'}-{device.upper()} {precision}"
         if side == "stan" and cost["threads"] > 1:
             label += f", {cost['threads']} threads a chain"
+        label += f", gradient {CLOCK_WORDS[clock]}"
         found = per_gradient.get((model_id, sizes, side, precision, CHAINS, WARMUP, DRAWS))
         rate = gradients_per_s(cost, CHAINS, cost.get("cpu_threads") or 1)
         row = {

@@ -13,6 +13,7 @@ import pandas as pd
 from stanjax.reports.figures import log_axes, plt, svg
 from stanjax.reports.study_figures import ITEM_BYTES, bandwidth
 from stanjax.runner.core import records
+from stanjax.runner.measure.gradient_clocks import CLOCK_WORDS, clock_of
 
 COVTYPE = "covtype_synth-logistic_regression"
 TRAN_HOFFMAN_ROWS = 581_012
@@ -34,7 +35,8 @@ def table(measurements: list[dict], model_id: str = COVTYPE) -> pd.DataFrame:
             {
                 "machine": machine.label,
                 "gpus": machine.gpu,
-                "line": f"{side}-{m['device'].upper()} {m['precision']}{chains}{threads} ({machine.label})",
+                "line": f"{side}-{m['device'].upper()} {m['precision']}{chains}{threads}, {CLOCK_WORDS[clock_of(m)]} "
+                f"({machine.label})",
                 "device": m["device"],
                 "precision": m["precision"],
                 "n": m["sizes"]["N"],

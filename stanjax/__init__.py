@@ -152,7 +152,8 @@ def sample(
     posterior
         A ``Posterior`` or its ID.
     engine
-        stan, numpyro, blackjax_nuts, blackjax_chees; or an approximate engine, whose warmup is its training steps
+        stan, numpyro, blackjax_nuts, blackjax_chees, nutpie_stan (where a BridgeStan build is found: BRIDGESTAN),
+        nutpie_jax; or an approximate engine, whose warmup is its training steps
         or iterations: flow_realnvp, flow_maf, advi_meanfield, advi_fullrank, pathfinder, and Stan's through
         CmdStan, stan_advi_meanfield, stan_advi_fullrank, stan_pathfinder.
     size

@@ -15,6 +15,13 @@ def test_the_readme_is_a_front_page():
     assert (ROOT / "README.md").stat().st_size <= 10_000
 
 
+def test_what_is_compared_names_every_engine():
+    from stanjax.runner.core.engine_registry import ENGINES
+
+    page = (ROOT / "docs" / "compared.md").read_text()
+    assert [name for name in ENGINES if f"`{name}`" not in page] == []
+
+
 @pytest.mark.slow
 def test_the_site_builds_strict_with_a_page_per_verb_and_per_model(tmp_path):
     done = subprocess.run(

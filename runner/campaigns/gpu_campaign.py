@@ -33,12 +33,11 @@ from dataclasses import dataclass, field, replace
 from stanjax import models
 from stanjax.runner.campaigns.studies import ITERATIONS, RLOUF_CHAINS, STUDIES
 from stanjax.runner.core.config import Job, RunConfig, campaign_entropy
-from stanjax.runner.core.engine_registry import CPU_PAIR, JAX, SAMPLERS, entry
+from stanjax.runner.core.engine_registry import CPU_PAIR, GPU_SAMPLERS, entry
 from stanjax.runner.measure.estimates import Estimator
 from stanjax.runner.measure.plan import block_order, with_threads
 from stanjax.runner.measure.suites import QUICK_MODELS
 
-GPU_JAX_ENGINES = tuple(name for name in SAMPLERS if entry(name).family == JAX)
 BLACKJAX_ENGINES = ("blackjax_nuts", "blackjax_chees")
 COVTYPE = "covtype_synth-logistic_regression"
 BRADLEY_TERRY = "tennis_synth-bradley_terry_hierarchical"
@@ -271,7 +270,7 @@ def units(cores: int, gpu_cores: int, entropy: int, estimate: Estimator, isa: st
         unit("chains", f"{spec.id} Stan, a chain a core", spec, config, {"cpu": ("stan",)}, 1, "chains")
     found.append(rwmh_unit(RLOUF_CHAINS, (("gpu", "jax"), ("cpu", "jax")), estimate, "rlouf's 1e9 draws: "))
     for model_id in QUICK_MODELS:
-        engines = {"gpu": GPU_JAX_ENGINES, "cpu": CPU_PAIR}
+        engines = {"gpu": GPU_SAMPLERS, "cpu": CPU_PAIR}
         unit("zoo", f"{model_id} default", models.get(model_id), default, engines, HEADLINE_BLOCKS)
     for spec in others:
         unit("zoo", f"{spec.id} default", spec, default, {"gpu": ("numpyro",), "cpu": CPU_PAIR}, HEADLINE_BLOCKS)

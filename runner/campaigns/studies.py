@@ -12,9 +12,9 @@ which of a model's size entries is its N, are facts of the model (``ModelSpec.st
 - ``devices``: log density + gradient with the data rows sharded over 1, 2, 4, ... devices: ms per gradient.
 - ``roofline``: ms per gradient against N, measured before any sampling (:mod:`stanjax.runner.measure.gradient_cost`),
   beside a GPU's memory-bandwidth floor (the report's roofline figure).
-- ``survey``: ms per gradient of every posteriordb posterior in the zoo, Stan's inside its NUTS and JAX's jitted,
-  one core, float64, in interleaved rounds (the field's per-gradient surveys: TuringLang's DynamicPPL comparison
-  over posteriordb, StanBlocks.jl).
+- ``survey``: ms per gradient of every posteriordb posterior in the zoo, each side on both clocks (a compiled loop,
+  and inside its NUTS), one core, float64, in interleaved rounds (the field's per-gradient surveys: TuringLang's
+  DynamicPPL comparison over posteriordb, StanBlocks.jl).
 """
 
 from __future__ import annotations
@@ -185,22 +185,24 @@ def survey_models() -> list[ModelSpec]:
 
 
 def survey_measurements(study: Study, scale: str, device: str, engines, out, done: list[dict], timeout_s: float, **_):
-    """Every posteriordb posterior's ms per gradient at its data, each side as its sampler computes it
-    (:mod:`gradient_cost`: Stan inside its NUTS, JAX's jitted value and gradient, one chain, float64), Stan's program
-    as published and, where the model has one, as an expert writes it, all on the first core this process may use;
-    round by round, the sides' order alternating (Stan first in odd rounds), so a slow spell of the machine falls on
-    both; those in ``done`` skipped."""
+    """Every posteriordb posterior's ms per gradient at its data, each side on both clocks
+    (:mod:`stanjax.runner.measure.gradient_clocks`: in a compiled loop at one point, and inside its NUTS; one chain,
+    float64), Stan's program as published and, where the model has one, as an expert writes it, all on the first core
+    this process may use; round by round, the sides' order and the clocks' alternating (Stan first and the loop
+    first in odd rounds), so a slow spell of the machine falls on both; those in ``done`` skipped."""
     from stanjax.runner.measure import gradient_cost
+    from stanjax.runner.measure.gradient_clocks import CLOCKS
 
     size = "tiny" if scale == "tiny" else "default"
     core = [sorted(os.sched_getaffinity(0))[0]]
     sides = [side for side, engine in (("stan", "stan"), ("jax", "numpyro")) if engine in engines]
     measured = {(gradient_cost.setup_key(m), m.get("round")) for m in done if m.get("measure") == "gradient_cost"}
     for round_ in study.grids[scale]:
-        for side in sides if round_ % 2 else sides[::-1]:
+        for side, clock in [(side, clock) for side in sides for clock in CLOCKS][:: 1 if round_ % 2 else -1]:
             setups = [
                 {
                     "side": side,
+                    "clock": clock,
                     "model_id": spec.id,
                     "size": size,
                     "sizes": spec.size_kwargs(size),
@@ -271,8 +273,9 @@ STUDIES = {
             axis="round",
             grids={"tiny": [1], "cpu": [1, 2, 3], "gpu": [1, 2, 3]},
             engines={"cpu": ("stan", "numpyro"), "gpu": ()},
-            measures="ms per log density + gradient of every posteriordb posterior in the zoo, Stan's inside its NUTS "
-            "and JAX's jitted, one core, float64, in interleaved rounds: JAX's cost relative to Stan's across them",
+            measures="ms per log density + gradient of every posteriordb posterior in the zoo, each side in a compiled "
+            "loop and inside its NUTS, one core, float64, in interleaved rounds: JAX's cost relative to Stan's across "
+            "them, on equal clocks",
             measure=survey_measurements,
             chooses=lambda: survey_models(),  # looked up when called: a test's own list stands in
         ),

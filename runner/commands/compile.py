@@ -19,7 +19,7 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import ROOT, UsageError
 from stanjax.runner.core.config import Job, Placement, stanc_options
-from stanjax.runner.core.engine_registry import STAN, entry, family
+from stanjax.runner.core.engine_registry import STAN, entry
 from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_bundled import HttpstanBackend
 from stanjax.runner.measure import plan
@@ -93,11 +93,12 @@ def label(model_id: str, placement: Placement = Placement()) -> str:
 
 def programs_for(jobs: Iterable[Job]) -> list[tuple[str, Placement]]:
     """Each program the bundled Stan builds for these runs, once (not per block): the model and the placement
-    that builds it (ISA, threads a chain, which of its programs). Runs through CmdStan build their own."""
+    that builds it (ISA, threads a chain, which of its programs). Runs through CmdStan or BridgeStan build their
+    own."""
     wanted = {
         (job.model_id, job.placement.isa, job.placement.threads_per_chain, job.placement.program)
         for job in jobs
-        if family(job.engine) == STAN and not job.through_cmdstan
+        if job.front_end == "bundled"
     }
     return [
         (model_id, Placement(isa=isa, threads_per_chain=threads, program=program))

@@ -15,8 +15,11 @@ engine = one module in ``runner/engines/`` plus its entry below.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -171,6 +174,28 @@ def _cmdstan_only(name: str) -> Callable[[str], str]:
     return choose
 
 
+def find_bridgestan() -> str | None:
+    """The BridgeStan build nutpie_stan compiles against (``BRIDGESTAN``, else the folder bridgestan's Python side
+    downloads to), or None where that holds no complete one: its makefile, stanc, and Stan's headers under stan/."""
+    installed = Path.home() / ".bridgestan" / f"bridgestan-{metadata.version('bridgestan')}"
+    root = Path(os.environ.get("BRIDGESTAN") or installed)
+    parts = ("Makefile", "bin/stanc", "stan/src/stan/version.hpp", "stan/lib/stan_math/make/compiler_flags")
+    return str(root) if all((root / part).is_file() for part in parts) else None
+
+
+NO_BRIDGESTAN = (
+    "nutpie runs a Stan program through BridgeStan, and no BridgeStan build is found: build one with "
+    "benchmarks/bridgestan_from_httpstan.sh SNAPSHOT_GIT_DIR OUT_DIR and set BRIDGESTAN=OUT_DIR"
+)
+
+
+def _bridgestan_only(requested: str) -> str:
+    """nutpie_stan's front-end choice: refused, with the reason, where no BridgeStan build is found."""
+    if not find_bridgestan():
+        raise UsageError(f"nutpie_stan: {NO_BRIDGESTAN}")
+    return "bridgestan"
+
+
 def _stan_approximate(name: str, label: str, order: int) -> EngineEntry:
     """One of CmdStan's approximations (``runner/engines/stan_approximate.py``; its factory has the engine's name)."""
     return EngineEntry(
@@ -214,7 +239,7 @@ ENGINES: dict[str, EngineEntry] = {
             {"cpu": ("float64", "parallel")},
             ("parallel",),
             "stanjax.runner.engines.stan:StanEngine",
-            order=3,
+            order=5,
             choose_front_end=_stan_front_end,
             retired=("pystan",),
             recorded=("httpstan", "pystan"),
@@ -248,6 +273,29 @@ ENGINES: dict[str, EngineEntry] = {
             "stanjax.runner.engines.blackjax:chees",
             order=0,
         ),
+        # nutpie's NUTS on both sides' densities (runner/engines/nutpie.py): the Stan program through BridgeStan, and
+        # the NumPyro model's potential jitted with its gradient. One sampler, two gradients: nutpie-JAX ÷ nutpie-Stan
+        # is the gradient's effect, NumPyro ÷ nutpie-JAX the sampler's. Their orders (NumPyro 2 < nutpie-JAX 3 <
+        # nutpie-Stan 4 < Stan 5) make the report's pairings read so.
+        EngineEntry(
+            "nutpie_stan",
+            STAN,
+            {"bridgestan": "nutpie-Stan"},
+            {"cpu": ("float64", "parallel")},
+            ("parallel",),
+            "stanjax.runner.engines.nutpie:NutpieStanEngine",
+            order=4,
+            choose_front_end=_bridgestan_only,
+        ),
+        EngineEntry(
+            "nutpie_jax",
+            JAX,
+            {"jax": "nutpie-JAX"},
+            {"cpu": ("float64", "parallel")},
+            ("parallel",),
+            "stanjax.runner.engines.nutpie:NutpieJaxEngine",
+            order=3,
+        ),
         # Approximate inference (runner/engines/approximate.py): Carpenter's recipe, a RealNVP normalizing flow
         # (flowjax) trained by ELBO then Pareto-smoothed importance resampling, with the masked autoregressive flow
         # as a labelled extra; ADVI as NumPyro's SVI fits it; BlackJAX's multi-path Pathfinder.
@@ -264,6 +312,7 @@ ENGINES: dict[str, EngineEntry] = {
 }
 ENGINE_NAMES = tuple(ENGINES)
 SAMPLERS = tuple(name for name in ENGINES if not ENGINES[name].approximate)  # the MCMC engines: ESS pairings
+GPU_SAMPLERS = tuple(name for name in SAMPLERS if "gpu" in ENGINES[name].devices)  # the JAX samplers a GPU runs
 CPU_PAIR = ("stan", "numpyro")
 
 

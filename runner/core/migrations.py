@@ -8,6 +8,9 @@ from __future__ import annotations
 # What a bundled Stan run's engine_info says of its diagnostic writer (schema 8): httpstan's, or none.
 DIAGNOSTIC_WRITER_HTTPSTAN = "httpstan's: every iteration's values, momenta and gradients formatted as JSON, unread"
 DIAGNOSTIC_WRITER_NONE = "none: Stan's no-op writer, as CmdStan without a diagnostic file"
+# What a bundled Stan run's engine_info says of its sample writer: stanjax's draws writer; a record without the field
+# had httpstan's, which formatted every draw as JSON (names and decimals) for the engine to parse back.
+SAMPLE_WRITER_DOUBLES = "stanjax's draws writer: each draw's doubles, buffered, read as they are"
 
 
 def _v1_to_v2(record: dict) -> dict:

@@ -12,7 +12,10 @@ Pareto k-hat of its importance weights p / q (Yao et al. 2018, "Yes, but did it 
   pooled and importance-resampled, as multi-path Pathfinder (and Stan's) does.
 
 Every engine's iterations before its draws are ``config.warmup`` (training steps; L-BFGS iterations for Pathfinder),
-timed as its warmup. Then ``IMPORTANCE_DRAWS`` times as many draws as the run keeps are drawn and weighted, their
+timed as its warmup. The fit and the drawing are each one function, lowered and compiled ahead of time (after the
+fit's setup: a flow's untrained state, ADVI's guide initialised, which traces the model) and then run to
+``block_until_ready``: their clocks hold no compilation and nothing is subtracted (``compile_s`` is the setup and
+the compiles). Then ``IMPORTANCE_DRAWS`` times as many draws as the run keeps are drawn and weighted, their
 weights Pareto-smoothed (arviz-stats' PSIS: below k-hat 0.7 importance-sampling estimates converge at a usable
 rate), and ``chains x draws`` kept: resampled by weight with replacement, or, for ADVI, the first of q's own. They
 are laid out as (chains, draws) for the common code path, but they are independent draws, not chains: an
@@ -23,6 +26,8 @@ approximate engine's gates are its k-hat and, beside it, its errors in reference
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import metadata
 
 import numpy as np
@@ -31,9 +36,9 @@ from stanjax import jax_models
 from stanjax.models import ModelSpec
 from stanjax.runner.core.config import Placement, RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
+from stanjax.runner.engines.importance import IMPORTANCE_DRAWS, weigh
 from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, start_jax
 
-IMPORTANCE_DRAWS = 10  # draws weighted per draw kept: resampling keeps few repeats where k-hat is small
 FLOW_LAYERS = 8  # flowjax's defaults for both flows
 NN_WIDTH = 50
 FLOW_LEARNING_RATE = 1e-3  # Adam's first step size, as flowjax's variational-inference example, decaying to 0
@@ -44,20 +49,53 @@ ADVI_ELBO_DRAWS = 1  # Trace_ELBO's default, as Stan's ADVI (grad_samples = 1)
 PATHFINDER_ELBO_DRAWS = 25  # per point of the path, to pick the best normal on it: Stan's num_elbo_draws
 
 
-class ApproximateEngine:
-    """The common part: start JAX, fit (``fit``), draw and weigh (``draw``), smooth, keep, time, record.
+@dataclass(frozen=True)
+class Training:
+    """A fit set up: ``function`` of ``arguments`` (arrays: an optimiser's state, start points, keys) runs it, to be
+    compiled ahead and timed; ``finish`` reads its output into (what ``draw`` takes, the record's facts)."""
 
-    ``fit(jax, problem, config, key) -> (fitted, facts)`` blocks until the fit is done; ``facts`` go into the
+    function: Callable
+    arguments: tuple
+    finish: Callable[[object], tuple[object, dict]]
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted approximation (what ``draw`` takes), the facts the record keeps, and the seconds of its setup and
+    compilation (before the clock) and of the fit itself (the compiled call, to ``block_until_ready``)."""
+
+    fitted: object
+    facts: dict
+    compile_s: float
+    fit_s: float
+
+
+class ApproximateEngine:
+    """The common part: start JAX, fit (``training``: set up, compiled, then timed), draw and weigh (``draw``),
+    smooth, keep, time, record.
+
+    ``training(jax, problem, config, key) -> Training`` sets the fit up; the facts its ``finish`` reads go into the
     record (with ``"gradients"``, the target's gradient evaluations, where known). ``draw(jax, fitted, key, n) ->
-    (unconstrained sites, log q)`` is jitted with the target's log density."""
+    (unconstrained sites, log q)`` is compiled with the target's log density."""
 
     name: str
     resample = True  # keep draws resampled by their smoothed weights (False: the first of q's own draws)
     package = "numpyro"
 
-    def fit(self, jax, problem: Problem, config: RunConfig, key) -> tuple[object, dict]:
+    def training(self, jax, problem: Problem, config: RunConfig, key) -> Training:
         """Each engine's own (see the class's docstring)."""
         raise NotImplementedError
+
+    def fit(self, jax, problem: Problem, config: RunConfig, key) -> Fit:
+        """Set up and compile the fit, then run it on the clock."""
+        start = time.perf_counter()
+        training = self.training(jax, problem, config, key)
+        compiled = jax.jit(training.function).lower(*training.arguments).compile()
+        compile_s = time.perf_counter() - start
+        start = time.perf_counter()
+        output = jax.block_until_ready(compiled(*training.arguments))
+        fit_s = time.perf_counter() - start
+        return Fit(*training.finish(output), compile_s, fit_s)
 
     def draw(self, jax, fitted, key, n: int):
         """Each engine's own (see the class's docstring)."""
@@ -81,24 +119,23 @@ class ApproximateEngine:
         key_init, key_fit, key_draw = jax.random.split(jax.random.PRNGKey(seed), 3)
         problem = Problem(jax, handle["model"], data, config, key_init)
 
-        clock = CompileClock()
-        start = time.perf_counter()
-        fitted, facts = self.fit(jax, problem, config, key_fit)
-        fitting_wall = time.perf_counter() - start
-        fitting_compile = clock.seconds()
-        clock.reset()
+        clock = CompileClock()  # here only for its persistent-cache counts
+        fit = self.fit(jax, problem, config, key_fit)
+        facts = dict(fit.facts)
 
         kept = config.chains * config.draws
         n_drawn = IMPORTANCE_DRAWS * kept
 
         def draw_and_weigh(key):  # the fitted approximation enters as constants
-            sites, log_q = self.draw(jax, fitted, key, n_drawn)
+            sites, log_q = self.draw(jax, fit.fitted, key, n_drawn)
             return sites, jax.vmap(problem.log_density_of_sites)(sites) - log_q
 
         start = time.perf_counter()
-        sites, log_weights = jax.block_until_ready(jax.jit(draw_and_weigh)(key_draw))
-        drawing_wall = time.perf_counter() - start
-        drawing_compile = clock.seconds()
+        drawing = jax.jit(draw_and_weigh).lower(key_draw).compile()
+        drawing_compile = time.perf_counter() - start
+        start = time.perf_counter()
+        sites, log_weights = jax.block_until_ready(drawing(key_draw))
+        sampling_s = time.perf_counter() - start
 
         start = time.perf_counter()
         chosen, weighing = weigh(log_weights, kept, seed, self.resample)
@@ -109,16 +146,14 @@ class ApproximateEngine:
         }
         keeping_s = time.perf_counter() - start
 
-        warmup_s = fitting_wall - fitting_compile
-        sampling_s = drawing_wall - drawing_compile
         timings = Timings(
-            compile_s=fitting_compile + drawing_compile,
-            warmup_s=warmup_s,
+            compile_s=fit.compile_s + drawing_compile,
+            warmup_s=fit.fit_s,
             sampling_s=sampling_s,
-            user_s=warmup_s + sampling_s + keeping_s,
-            source="warmup: the fit's wall (training or L-BFGS), sampling: drawing and weighing the "
-            "approximation's draws to block_until_ready, each less jax.monitoring compile spans; user: the same "
-            "plus Pareto smoothing, keeping (resampling) and constraining the draws into host arrays",
+            user_s=fit.fit_s + sampling_s + keeping_s,
+            source="warmup: the fit (training or L-BFGS), sampling: drawing and weighing the approximation's draws, "
+            "each compiled ahead of time (after the fit's setup) and run to block_until_ready, nothing subtracted; "
+            "user: the same plus Pareto smoothing, keeping (resampling) and constraining the draws into host arrays",
             compile_cached=clock.all_cached,
             detail={"keeping_s": keeping_s},
         )
@@ -175,30 +210,46 @@ class FlowEngine(ApproximateEngine):
         self.flow = flow
         self.name = f"flow_{flow}"
 
-    def fit(self, jax, problem: Problem, config: RunConfig, key):
-        from flowjax.train import fit_to_key_based_loss
+    def training(self, jax, problem: Problem, config: RunConfig, key) -> Training:
+        """flowjax's ``fit_to_key_based_loss`` (its steps: the ELBO's value and gradient, the optimiser's update) as
+        one scan over the steps' keys, to compile ahead: flowjax's own loop runs a jitted step a step from Python."""
+        import equinox as eqx
+        import paramax
         from flowjax.train.losses import ElboLoss
 
         key_flow, key_train = jax.random.split(jax.random.wrap_key_data(key))  # flowjax takes typed keys only
-        flow, losses = fit_to_key_based_loss(
-            key_train,
+        loss_fn = ElboLoss(problem.log_density, num_samples=FLOW_ELBO_DRAWS)
+        optimizer = flow_optimizer(config.warmup)
+        params, static = eqx.partition(  # as flowjax partitions the flow: its trainable arrays, the rest
             make_flow(self.flow, key_flow, problem.starts[0]),
-            loss_fn=ElboLoss(problem.log_density, num_samples=FLOW_ELBO_DRAWS),
-            steps=config.warmup,
-            optimizer=flow_optimizer(config.warmup),
-            show_progress=False,
+            eqx.is_inexact_array,
+            is_leaf=lambda leaf: isinstance(leaf, paramax.NonTrainable),
         )
-        facts = {
-            "flow_layers": FLOW_LAYERS,
-            "nn_width": NN_WIDTH,
-            "learning_rate": f"{FLOW_LEARNING_RATE:g}, cosine decay to 0",
-            "gradient_clip": FLOW_GRADIENT_CLIP,
-            "elbo_draws": FLOW_ELBO_DRAWS,
-            "final_loss": final_loss(losses),
-            "non_finite_losses": int(np.sum(~np.isfinite(np.asarray(losses)))),  # steps skipped for it
-            "gradients": config.warmup * FLOW_ELBO_DRAWS,
-        }
-        return (flow, problem.unravel), facts
+
+        def train(params, opt_state, keys):
+            def step(carry, key):
+                params, opt_state = carry
+                loss, gradient = eqx.filter_value_and_grad(loss_fn)(params, static, key=key)
+                updates, opt_state = optimizer.update(gradient, opt_state, params=params)
+                return (eqx.apply_updates(params, updates), opt_state), loss
+
+            return jax.lax.scan(step, (params, opt_state), keys)
+
+        def finish(output):
+            (params, _), losses = output
+            facts = {
+                "flow_layers": FLOW_LAYERS,
+                "nn_width": NN_WIDTH,
+                "learning_rate": f"{FLOW_LEARNING_RATE:g}, cosine decay to 0",
+                "gradient_clip": FLOW_GRADIENT_CLIP,
+                "elbo_draws": FLOW_ELBO_DRAWS,
+                "final_loss": final_loss(losses),
+                "non_finite_losses": int(np.sum(~np.isfinite(np.asarray(losses)))),  # steps skipped for it
+                "gradients": config.warmup * FLOW_ELBO_DRAWS,
+            }
+            return (eqx.combine(params, static), problem.unravel), facts
+
+        return Training(train, (params, optimizer.init(params), jax.random.split(key_train, config.warmup)), finish)
 
     def draw(self, jax, fitted, key, n: int):
         flow, unravel = fitted
@@ -240,7 +291,9 @@ class AdviEngine(ApproximateEngine):
         self.family = family
         self.name = f"advi_{family}"
 
-    def fit(self, jax, problem: Problem, config: RunConfig, key):
+    def training(self, jax, problem: Problem, config: RunConfig, key) -> Training:
+        """NumPyro's ``SVI.run`` without a progress bar (the guide initialised, then a scan of ``SVI.update``), its
+        scan compiled ahead: the guide's initialisation, which traces the model, is the setup."""
         import optax
         from numpyro.infer import SVI, Trace_ELBO, init_to_uniform
         from numpyro.infer.autoguide import AutoDiagonalNormal, AutoMultivariateNormal
@@ -252,16 +305,22 @@ class AdviEngine(ApproximateEngine):
         # last iterate keeps the noise of one-draw gradients, and so would every draw of q
         optimizer = optax_to_numpyro(optax.adam(optax.cosine_decay_schedule(ADVI_LEARNING_RATE, config.warmup)))
         svi = SVI(problem.model, guide, optimizer, Trace_ELBO(num_particles=ADVI_ELBO_DRAWS))
-        result = svi.run(key, config.warmup, progress_bar=False, **problem.data)
-        jax.block_until_ready(result.params)
-        facts = {
-            "guide": guide_class.__name__,
-            "learning_rate": f"{ADVI_LEARNING_RATE:g}, cosine decay to 0",
-            "elbo_draws": ADVI_ELBO_DRAWS,
-            "final_loss": final_loss(result.losses),
-            "gradients": config.warmup * ADVI_ELBO_DRAWS,
-        }
-        return (guide, guide.get_posterior(result.params)), facts
+
+        def train(state):
+            return jax.lax.scan(lambda state, _: svi.update(state, **problem.data), state, None, length=config.warmup)
+
+        def finish(output):
+            state, losses = output
+            facts = {
+                "guide": guide_class.__name__,
+                "learning_rate": f"{ADVI_LEARNING_RATE:g}, cosine decay to 0",
+                "elbo_draws": ADVI_ELBO_DRAWS,
+                "final_loss": final_loss(losses),
+                "gradients": config.warmup * ADVI_ELBO_DRAWS,
+            }
+            return (guide, guide.get_posterior(svi.get_params(state))), facts
+
+        return Training(train, (svi.init(key, **problem.data),), finish)
 
     def draw(self, jax, fitted, key, n: int):
         guide, posterior = fitted
@@ -275,7 +334,7 @@ class PathfinderEngine(ApproximateEngine):
     package = "blackjax"
     name = "pathfinder"
 
-    def fit(self, jax, problem: Problem, config: RunConfig, key):
+    def training(self, jax, problem: Problem, config: RunConfig, key) -> Training:
         import blackjax
 
         def one_path(start_and_key):
@@ -285,15 +344,19 @@ class PathfinderEngine(ApproximateEngine):
             )
             return state, jax.numpy.sum(jax.numpy.isfinite(info.path.elbo))
 
-        # one path at a time: each holds its path's draws for the ELBO, (iterations x 25 x dimension) numbers
-        states, iterations = jax.lax.map(one_path, (problem.starts, jax.random.split(key, config.chains)))
-        jax.block_until_ready(states)
-        facts = {
-            "paths": config.chains,
-            "elbo_draws": PATHFINDER_ELBO_DRAWS,
-            "lbfgs_iterations": [int(i) for i in np.asarray(iterations)],
-        }
-        return (states, problem.unravel), facts
+        def paths(starts, keys):  # one path at a time: each holds its ELBO's draws, (iterations x 25 x dimension)
+            return jax.lax.map(one_path, (starts, keys))
+
+        def finish(output):
+            states, iterations = output
+            facts = {
+                "paths": config.chains,
+                "elbo_draws": PATHFINDER_ELBO_DRAWS,
+                "lbfgs_iterations": [int(i) for i in np.asarray(iterations)],
+            }
+            return (states, problem.unravel), facts
+
+        return Training(paths, (problem.starts, jax.random.split(key, config.chains)), finish)
 
     def draw(self, jax, fitted, key, n: int):
         """n draws, an equal share from each path's normal, each with its own path's log q (multi-path Pathfinder
@@ -311,53 +374,6 @@ class PathfinderEngine(ApproximateEngine):
         points, log_q = jax.lax.map(one_path, (states, jax.random.split(key, paths)))
         points, log_q = points.reshape(paths * per_path, -1), log_q.reshape(-1)
         return jax.vmap(unravel)(points), log_q
-
-
-def weigh(log_weights, kept: int, seed: int, resample: bool) -> tuple[np.ndarray, dict]:
-    """The draws to keep, by index, and the record's facts of their weighing: the log weights log p - log q of
-    every draw made Pareto-smoothed (k-hat), then ``kept`` of the draws resampled by smoothed weight with
-    replacement, or, with ``resample`` False, the first ``kept`` of q's own. Both sides' approximations go through
-    here (:mod:`stanjax.runner.engines.stan_approximate` too)."""
-    log_weights = np.asarray(log_weights, dtype=np.float64)
-    smoothed, khat = pareto_smoothed(log_weights)
-    if resample:
-        chosen = np.random.default_rng(seed).choice(len(log_weights), size=kept, p=np.exp(smoothed))
-    else:
-        chosen = np.arange(kept)
-    return chosen, {
-        "importance_draws": len(log_weights),
-        "kept": "resampled by smoothed weight, with replacement" if resample else "q's own draws",
-        "khat": khat,
-        "importance_ess": importance_ess(smoothed) if np.isfinite(log_weights).any() else 0.0,
-        "non_finite_weights": int(np.sum(~np.isfinite(log_weights))),
-    }
-
-
-def pareto_smoothed(log_weights: np.ndarray) -> tuple[np.ndarray, float]:
-    """PSIS: normalised log weights, their largest tail Pareto-smoothed, and the tail's k-hat (arviz-stats). A
-    non-finite weight (the target undefined where q put a draw) counts as weight zero. Where no weight is finite,
-    or the tail cannot be fitted because one draw outweighs the rest by more than a float can hold (a proposal far
-    from the target: every other weight is 0 beside it), k-hat is inf and the weights are left unsmoothed."""
-    from arviz_stats.base import array_stats
-    from scipy.special import logsumexp
-
-    finite = np.isfinite(log_weights)
-    if not finite.any():
-        return np.full(log_weights.shape, -np.log(len(log_weights))), float("inf")
-    raw = np.where(finite, log_weights, -np.inf)
-    # arviz-stats smooths importance weights given as the negatives of log likelihoods (its PSIS-LOO convention)
-    finite_smoothed, khat = array_stats.psislw(-log_weights[finite])
-    if not (np.isfinite(khat) and np.all(np.isfinite(finite_smoothed))):
-        return raw - logsumexp(raw), float("inf")
-    smoothed = np.full(log_weights.shape, -np.inf)
-    smoothed[finite] = finite_smoothed
-    return smoothed - logsumexp(smoothed), float(khat)
-
-
-def importance_ess(normalised_log_weights: np.ndarray) -> float:
-    """Kish's effective sample size of the weighted draws, 1 / sum w^2 (the weights normalised). Where no weight
-    was finite the run's is 0: :func:`pareto_smoothed` then spreads the weights evenly only to have draws to keep."""
-    return float(1.0 / np.sum(np.exp(2.0 * normalised_log_weights)))
 
 
 def flow_realnvp(front_end: str = "flowjax") -> FlowEngine:

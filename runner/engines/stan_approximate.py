@@ -9,7 +9,7 @@
 
 Either way CmdStan draws ``IMPORTANCE_DRAWS`` times the draws the run keeps, each with the model's log density
 (``log_p__``; Pathfinder's ``lp__``) and the approximation's (``log_g__``, up to a constant the same for every
-draw; Pathfinder's ``lp_approx__``), and :func:`~stanjax.runner.engines.approximate.weigh` smooths their weights
+draw; Pathfinder's ``lp_approx__``), and :func:`~stanjax.runner.engines.importance.weigh` smooths their weights
 and keeps ``chains x draws``: the same k-hat, the same gates, the same records as the JAX side.
 
 The bundled Stan (httpstan) exposes only NUTS: these engines need a CmdStan installation, and are refused with
@@ -30,7 +30,8 @@ from stanjax.models import ModelSpec, UsageError
 from stanjax.runner.core import engine_registry
 from stanjax.runner.core.config import Placement, RunConfig
 from stanjax.runner.core.engine_registry import NO_CMDSTAN, SampleResult, SamplerStats, Timings
-from stanjax.runner.engines.approximate import IMPORTANCE_DRAWS, PATHFINDER_ELBO_DRAWS, weigh
+from stanjax.runner.engines.approximate import PATHFINDER_ELBO_DRAWS
+from stanjax.runner.engines.importance import IMPORTANCE_DRAWS, weigh
 from stanjax.runner.engines.stan_cmdstan import CmdStanBackend, json_data
 
 # The columns of CmdStan's output that weigh a draw: (the model's log density, the approximation's).

@@ -12,6 +12,7 @@ import select
 import socket
 import tempfile
 import time
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
 from stanjax.runner.engines import stan_build
 from stanjax.runner.engines.stan_output import (
+    DRAWS_HEADER,
     _parse_elapsed,
     _stan_errors,
     _stan_split,
@@ -58,6 +60,7 @@ class HttpstanBackend:
             "compile_flags": f"{stan_build.flags(isa)} (CPPFLAGS) {stan_build.HTTPSTAN_ARGS} (httpstan's)",
             "stan_threads": threads,
             "diagnostic_writer": migrations.DIAGNOSTIC_WRITER_NONE,
+            "sample_writer": migrations.SAMPLE_WRITER_DOUBLES,
             **isas.info(isa),
             "chain_processes": "one forked process per chain, all at once",
             "dtype": "float64",
@@ -146,7 +149,7 @@ class HttpstanBackend:
         start = time.perf_counter()
         module = httpstan.models.import_services_extension_module(handle["model_name"])
         outputs = _run_chains(module, nuts_arguments(module, data, config, seed), config.chains, threads)
-        tables = [sample_table(output, config.draws) for output in outputs]
+        tables = [sample_table(output.draws, config.draws) for output in outputs]
         columns = tables[0][0]
         values = np.stack([table for _, table in tables])  # (chains, draws, columns)
         draws = group_columns(columns, values)
@@ -157,7 +160,7 @@ class HttpstanBackend:
             divergent=values[..., column["divergent__"]].astype(bool),
             step_size=[float(s) for s in values[:, 0, column["stepsize__"]]],
         )
-        per_chain = [_parse_elapsed(output) for output in outputs]
+        per_chain = [_parse_elapsed(output.text) for output in outputs]
         timings = _stan_split(per_chain, user_s, handle["compile_s"], handle["cached"], "httpstan", config)
         info = {**self.info(handle["isa"], handle["stan_threads"]), "stanc_options": " ".join(handle["stanc_options"])}
         if handle.get("carried"):
@@ -214,6 +217,7 @@ def _chain_process(module, socket_path: str, arguments: dict, cores: list[int] |
     them), Stan's sampler, then exit with its return code."""
     if cores:
         os.sched_setaffinity(0, cores)
+    os.environ[stan_build.DRAWS_WRITER_ENV] = "1"  # this chain's draws as doubles (stan_build.DRAWS_WRITER)
     try:
         code = getattr(module, f"{HttpstanBackend.FUNCTION}_wrapper")(socket_path, **arguments)
     except Exception as err:  # Stan's C++ exceptions (bad data, failed initialisation) arrive through pybind11
@@ -245,11 +249,19 @@ BATCH_BYTES = 1 << 16
 BATCH_WAIT_S = 0.002
 
 
-def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[bytes]:
-    """Run every chain at once; per chain, the JSON lines its logger and its init and sample writers sent (its
-    services object has no diagnostic writer: ``stan_build.NO_OP_WRITER``). With ``threads`` > 1 each chain runs
-    on its own ``threads`` of this process's cores. Refused in a process that has loaded JAX (see
-    ``_refuse_to_fork_with_jax``)."""
+@dataclass(frozen=True)
+class ChainOutput:
+    """What one chain sent: the JSON lines of its logger and init writer (``text``), and its draws writer's bytes
+    (``draws``: ``stan_output.sample_table`` reads them). Its services object has no diagnostic writer
+    (``stan_build.NO_OP_WRITER``)."""
+
+    text: bytes
+    draws: bytes
+
+
+def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[ChainOutput]:
+    """Run every chain at once; what each sent. With ``threads`` > 1 each chain runs on its own ``threads`` of this
+    process's cores. Refused in a process that has loaded JAX (see ``_refuse_to_fork_with_jax``)."""
     _refuse_to_fork_with_jax()
     usable = sorted(os.sched_getaffinity(0))
     if threads > 1 and chains * threads > len(usable):
@@ -309,15 +321,23 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             for source in [*listeners, *received]:
                 source.close()
         outputs = [
-            b"".join(b"".join(parts) + b"\n" for chain_of, parts in received.values() if chain_of == chain)
+            chain_output([b"".join(parts) for of, parts in received.values() if of == chain])
             for chain in range(1, chains + 1)
         ]
         for chain, process in enumerate(processes, 1):
             if process.exitcode != 0:
                 error = Path(f"{folder}/{chain}.sock.error")
-                message = error.read_text() if error.exists() else _stan_errors(outputs[chain - 1])
+                message = error.read_text() if error.exists() else _stan_errors(outputs[chain - 1].text)
                 raise RuntimeError(f"Stan chain {chain} failed (exit {process.exitcode}): {message}")
     return outputs
+
+
+def chain_output(connections: list[bytes]) -> ChainOutput:
+    """A chain's connections (its logger, init writer and draws writer) as what it sent: the draws writer's is the
+    one that starts with its header (none where the chain failed before its first draw)."""
+    draws = [sent for sent in connections if sent.startswith(DRAWS_HEADER)]
+    text = b"".join(sent + b"\n" for sent in connections if not sent.startswith(DRAWS_HEADER))
+    return ChainOutput(text, draws[0] if draws else b"")
 
 
 def _httpstan_stan_version() -> str:

@@ -39,6 +39,24 @@ def stanc_timed_out(status: int, message: str) -> bool:
     return status == 500 or "TimeoutExpired" in message
 
 
+def translate(program_code: str, stan_model_name: str, options: tuple[str, ...] = ()) -> tuple[str, str]:
+    """A program's C++ and stanc's warnings, translated as httpstan translates it (its arguments, the model named
+    ``stan_model_name``) with ``options`` added; a ValueError with stanc's message where it does not translate, as
+    httpstan's own ``compile`` raises."""
+    with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as binary:
+        with tempfile.TemporaryDirectory(prefix="httpstan_") as folder:
+            path = Path(folder) / f"{stan_model_name}.stan"
+            path.write_text(program_code)
+            done = subprocess.run(
+                [str(binary), "--name", stan_model_name, *HTTPSTAN_STANC_ARGS, *options, str(path)],
+                capture_output=True,
+                timeout=60,
+            )
+    if done.returncode != 0:
+        raise ValueError(done.stderr.decode().strip())
+    return done.stdout.decode().strip(), done.stderr.decode().strip()
+
+
 @contextlib.contextmanager
 def translated_with(options: tuple[str, ...]):
     """httpstan's builds meanwhile translate with stanc's ``options`` too (e.g. ``--O1``): its one call to stanc,
@@ -48,22 +66,8 @@ def translated_with(options: tuple[str, ...]):
         return
     import httpstan.compile
 
-    def compile_with_options(program_code: str, stan_model_name: str) -> tuple[str, str]:
-        with importlib.resources.as_file(importlib.resources.files("httpstan") / "stanc") as binary:
-            with tempfile.TemporaryDirectory(prefix="httpstan_") as folder:
-                path = Path(folder) / f"{stan_model_name}.stan"
-                path.write_text(program_code)
-                done = subprocess.run(
-                    [str(binary), "--name", stan_model_name, *HTTPSTAN_STANC_ARGS, *options, str(path)],
-                    capture_output=True,
-                    timeout=60,
-                )
-        if done.returncode != 0:
-            raise ValueError(done.stderr.decode().strip())
-        return done.stdout.decode().strip(), done.stderr.decode().strip()
-
     before = httpstan.compile.compile
-    httpstan.compile.compile = compile_with_options
+    httpstan.compile.compile = functools.partial(translate, options=options)
     try:
         yield
     finally:

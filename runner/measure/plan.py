@@ -203,14 +203,16 @@ def check_choices(args: Request, device: str) -> None:
 
 def stan_front_ends(stan: str, engines: list[str]) -> dict[str, list[str]]:
     """Each engine's front ends: ``--stan``'s (one, or several: "bundled,cmdstan" runs Stan's NUTS through both in
-    every block) for Stan's engines, "auto" resolved; its default for the others (a Stan approximation: CmdStan)."""
+    every block) for the engines Stan's front ends run (its NUTS, its approximations), "auto" resolved; its default
+    for the others (nutpie_stan: BridgeStan)."""
     names = _names([stan]) or ["auto"]
     if len(names) > 1 and "auto" in names:
         raise UsageError(f"{option('stan', stan)}: 'auto' is one front end or the other; name them instead")
     return {
         engine: list(
             dict.fromkeys(
-                entry(engine).front_end(name) for name in (names if entry(engine).family == STAN else ["auto"])
+                entry(engine).front_end(name)
+                for name in (names if set(entry(engine).front_ends) & set(STAN_FRONT_ENDS) else ["auto"])
             )
         )
         for engine in engines
@@ -301,9 +303,10 @@ def with_threads(
     """Stan's threads per chain: ``threads`` if given, else with CmdStan ``cores // chains`` (threads only where
     that is at least 2: otherwise the chains alone fill the cores), with the bundled Stan one (measured here: its
     forked chains ran reduce_sum on one core, so threads only added reduce_sum's overhead). More than one only
-    for a model with a reduce_sum program. JAX engines, and Stan's approximations (the plain program; Pathfinder
-    threads its paths): unchanged (XLA's threads are the worker's cores)."""
-    if entry(engine).family != STAN or entry(engine).approximate or spec.stan_threaded_file is None:
+    for a model with a reduce_sum program. Unchanged: JAX engines (XLA's threads are the worker's cores), Stan's
+    approximations (the plain program; Pathfinder threads its paths) and nutpie_stan (its chains are threads of one
+    process, each on a core)."""
+    if engine != "stan" or spec.stan_threaded_file is None:
         return chosen
     if threads is None:
         threads = cores // config.chains if front_end == "cmdstan" else 1

@@ -2,7 +2,7 @@
 
 from typing import Literal, NotRequired, TypedDict
 
-from stanjax.runner.core.engine_registry import CPU_PAIR, SAMPLERS
+from stanjax.runner.core.engine_registry import CPU_PAIR, GPU_SAMPLERS
 
 
 class Suite(TypedDict):
@@ -85,7 +85,7 @@ SUITES: dict[str, Suite] = {
     # sizes, one repeat each to fit a lent GPU's time.
     "gpu": {
         "models": "all",
-        "engines": SAMPLERS,
+        "engines": ("stan", *GPU_SAMPLERS),
         "sizes": ["default", "large"],
         "device": "gpu",
         "chains": 4,

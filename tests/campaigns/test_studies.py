@@ -122,8 +122,9 @@ def test_survey_measures_every_posteriordb_posterior_on_both_sides_in_rounds_and
     tmp_path, monkeypatch
 ):
     """The survey's models are the zoo's posteriordb posteriors (two here, made-here models left out); both sides
-    once a round, the sides' order alternating; resumed, nothing twice; the report's figure states the geometric
-    mean and names the posteriors where JAX is slower, and a planted slow JAX gradient is named."""
+    on both clocks once a round, the sides' and clocks' order alternating; resumed, nothing twice; the report's
+    figure states the geometric mean on equal clocks (the loop's first) and names the posteriors where JAX is
+    slower, and a planted slow JAX gradient is named."""
     from stanjax.reports import survey
     from stanjax.runner.campaigns import studies
 
@@ -139,20 +140,25 @@ def test_survey_measures_every_posteriordb_posterior_on_both_sides_in_rounds_and
     setups = [("jax", "dogs-dogs", ""), ("jax", "sblrc-blr", ""), ("stan", "dogs-dogs", "")]
     setups += [("stan", "dogs-dogs", "expert"), ("stan", "sblrc-blr", "")]  # dogs has an expert's program
     assert sorted(
-        (m["round"], m["side"], m["model_id"], m["program"] if m["side"] == "stan" else "") for m in rows
-    ) == [(r, *setup) for r in (1, 2) for setup in setups]
-    first = [m["side"] for m in sorted(rows, key=lambda m: m["created"])]
-    assert first[:3] == ["stan"] * 3 and first[5:7] == ["jax", "jax"]  # round 2 starts with JAX
+        (m["round"], m["side"], m["model_id"], m["program"] if m["side"] == "stan" else "", m["clock"]) for m in rows
+    ) == [(r, *setup, clock) for r in (1, 2) for setup in setups for clock in ("loop", "nuts")]
+    first = [(m["side"], m["clock"]) for m in sorted(rows, key=lambda m: m["created"])]
+    assert first[:3] == [("stan", "loop")] * 3 and first[3:6] == [("stan", "nuts")] * 3
+    assert first[10:12] == [("jax", "nuts")] * 2  # round 2 starts with JAX, inside NUTS
     figure = survey.figure(rows)
     assert (
         figure["title"].startswith("Per-gradient survey") and "geometric mean over 2 posteriordb" in figure["notes"][0]
     )
+    assert figure["notes"][0].split(": JAX-CPU")[0].endswith("both in a compiled loop")
+    assert "both inside their NUTS" in figure["notes"][1] and "mixed" not in " ".join(figure["notes"])
     assert "as an expert writes it for the 1 with such a program" in figure["notes"][0]
     published = [
         {**m, "ms_per_gradient": 10 * m["ms_per_gradient"]} if m["side"] == "stan" and not m["program"] else m
         for m in rows
     ]
-    table = survey.table(published).set_index("model_id")
+    table = survey.table(published)
+    assert sorted(table.clock.unique()) == ["loop", "nuts"]
+    table = table[table.clock == "loop"].set_index("model_id")
     assert table.speedup["dogs-dogs"] == pytest.approx(table["stan-expert"]["dogs-dogs"] / table.jax["dogs-dogs"])
     assert table.published["dogs-dogs"] == pytest.approx(table.stan["dogs-dogs"] / table.jax["dogs-dogs"])
     assert table.published["dogs-dogs"] != pytest.approx(table.speedup["dogs-dogs"])

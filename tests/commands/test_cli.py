@@ -25,9 +25,9 @@ FIXTURES = ROOT / "tests" / "fixtures"
         (["run", "--models", "nope"], f"unknown model 'nope' (choose from: {', '.join(models.registry())})"),
         (
             ["run", "--engines", "pymc"],
-            "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees, flow_realnvp, "
-            "flow_maf, advi_meanfield, advi_fullrank, pathfinder, stan_advi_meanfield, stan_advi_fullrank, "
-            "stan_pathfinder)",
+            "unknown engine 'pymc' (choose from: stan, numpyro, blackjax_nuts, blackjax_chees, nutpie_stan, "
+            "nutpie_jax, flow_realnvp, flow_maf, advi_meanfield, advi_fullrank, pathfinder, stan_advi_meanfield, "
+            "stan_advi_fullrank, stan_pathfinder)",
         ),
         (["run", "--size", "huge"], "unknown size 'huge' (choose from: tiny, small, default, large)"),
         (

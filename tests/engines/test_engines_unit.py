@@ -27,7 +27,7 @@ def test_every_registered_engine_resolves_without_importing_jax_for_stan():
     import sys
 
     from stanjax.models import UsageError
-    from stanjax.runner.core.engine_registry import ENGINES, find_cmdstan
+    from stanjax.runner.core.engine_registry import ENGINES, find_bridgestan, find_cmdstan
 
     for entry in ENGINES.values():
         module, _, attribute = entry.factory.partition(":")
@@ -35,6 +35,10 @@ def test_every_registered_engine_resolves_without_importing_jax_for_stan():
         assert entry.devices[0] == "cpu"
         if list(entry.front_ends) == ["cmdstan"] and find_cmdstan() is None:  # Stan's ADVI, Pathfinder: refused
             with pytest.raises(UsageError, match="run through CmdStan"):
+                entry.front_end()
+            continue
+        if list(entry.front_ends) == ["bridgestan"] and find_bridgestan() is None:  # nutpie_stan: refused
+            with pytest.raises(UsageError, match="no BridgeStan build is found"):
                 entry.front_end()
             continue
         assert entry.front_end() in entry.front_ends

@@ -59,19 +59,29 @@ def test_a_module_with_stan_threads_and_modules_without_sample_in_one_process():
     assert done.stdout.split() == ["True", "True", "False", "True", "False", "True"]
 
 
-def test_the_services_object_is_built_without_httpstans_diagnostic_writer():
+def test_the_services_object_is_built_without_httpstans_diagnostic_writer_and_with_the_draws_writer():
     """httpstan's diagnostic writer formats every iteration's values, momenta and gradients as JSON that nothing
-    reads (a quarter of eight schools' chain CPU); both samplers get Stan's no-op writer, and a source that does
-    not construct the writer as expected is refused rather than built unchanged."""
+    reads (a quarter of eight schools' chain CPU), its sample writer every draw as JSON the engine parsed back: both
+    samplers get Stan's no-op writer and the draws writer, and a source that does not construct the writers as
+    expected is refused rather than built unchanged."""
     import httpstan
 
     cpp = (Path(httpstan.__file__).parent / "stan_services.cpp").read_text()
     built = stan_build.services_source(cpp)
     assert stan_build.DIAGNOSTIC_WRITER not in built and built.count(stan_build.NO_OP_WRITER) == 2
-    assert built.replace(stan_build.NO_OP_WRITER, stan_build.DIAGNOSTIC_WRITER) == cpp  # nothing else changed
-    with pytest.raises(RuntimeError, match="diagnostic writer"):
-        stan_build.services_source(cpp.replace(stan_build.DIAGNOSTIC_WRITER, "new other_writer()", 1))
-    assert "no diagnostic writer" in HttpstanBackend.program_code(models.get(EIGHT_SCHOOLS).stan_file, "native")
+    assert stan_build.SAMPLE_WRITER not in built and built.count(stan_build.DRAWS_WRITER) == 2
+    include = f'\n#include "{stan_build.DRAWS_WRITER_SOURCE.name}"'
+    unchanged = (
+        built.replace(stan_build.NO_OP_WRITER, stan_build.DIAGNOSTIC_WRITER)
+        .replace(stan_build.DRAWS_WRITER, stan_build.SAMPLE_WRITER)
+        .replace(include, "", 1)
+    )
+    assert unchanged == cpp  # nothing else changed
+    for writer in (stan_build.DIAGNOSTIC_WRITER, stan_build.SAMPLE_WRITER):
+        with pytest.raises(RuntimeError, match="writers as expected"):
+            stan_build.services_source(cpp.replace(writer, "new other_writer()", 1))
+    code = HttpstanBackend.program_code(models.get(EIGHT_SCHOOLS).stan_file, "native")
+    assert "no diagnostic writer, draws as doubles" in code  # httpstan's cache key: a build of its own
 
 
 CONNECTIONS = f"""

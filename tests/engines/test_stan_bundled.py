@@ -17,7 +17,8 @@ import pytest
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.core.config import RunConfig
-from stanjax.runner.engines.stan_output import group_columns, sample_table
+from stanjax.runner.engines.stan_bundled import chain_output
+from stanjax.runner.engines.stan_output import DRAWS_HEADER, group_columns, sample_table
 from stanjax.runner.measure.jobs import WORKER_PYTHON
 from tests import stan_child
 
@@ -29,7 +30,8 @@ EIGHT_SCHOOLS = "eight_schools-eight_schools_noncentered"
 def one_model_per_parameter_layout() -> list[str]:
     """The first model (by id) of each set of parameter ranks (scalars; vectors; matrices; ...): what the draws'
     regrouping from Stan's flat columns depends on. Every model's draws are compared across engines in the tiny
-    end-to-end campaign; this compares our driver with pystan's, draw for draw."""
+    end-to-end campaign; this compares our driver (the draws writer's doubles) with pystan's (httpstan's writer's
+    JSON from the same module), draw for draw."""
     layouts: dict[tuple, str] = {}
     for model_id in sorted(models.registry()):
         ranks = tuple(sorted({len(p.shape) for p in models.get(model_id).summarised}))
@@ -72,18 +74,22 @@ def test_flat_columns_are_regrouped_column_major():
     np.testing.assert_array_equal(draws["v"][1, 1], [7, 8])
 
 
-def test_sample_lines_are_read_with_nan_and_count_checked():
-    lines = [
-        b'{"version":1,"topic":"logger","values":["info:Iteration: 1 / 2"]}',
-        b'{"version":1,"topic":"sample","values":["Adaptation terminated"]}',
-        b'{"version":1,"topic":"sample","values":{"lp__":-1.5,"y":NaN}}',
-        b'{"version":1,"topic":"sample","values":{"lp__":-2.5,"y":3.0}}',
-    ]
-    columns, table = sample_table(b"\n".join(lines), draws=2)
+def test_the_draws_writers_doubles_are_read_as_sent_with_nan_and_count_checked():
+    sent = DRAWS_HEADER + b"lp__\ty\n" + np.array([[-1.5, np.nan], [-2.5, 3.0]]).tobytes()
+    columns, table = sample_table(sent, draws=2)
     assert columns == ["lp__", "y"]
     assert table[0, 0] == -1.5 and np.isnan(table[0, 1]) and table[1, 1] == 3.0
     with pytest.raises(RuntimeError, match="2 draws, expected 3"):
-        sample_table(b"\n".join(lines), draws=3)
+        sample_table(sent, draws=3)
+    with pytest.raises(RuntimeError, match="no draws"):
+        sample_table(b"", draws=2)  # a chain that failed before its first draw
+
+
+def test_a_chains_connections_are_told_apart_by_the_draws_writers_header():
+    logger = b'{"version":1,"topic":"logger","values":["info: 0.5 seconds (Sampling)"]}'
+    draws = DRAWS_HEADER + b"lp__\n" + np.array([1.0]).tobytes()
+    found = chain_output([logger, draws, b""])
+    assert found.draws == draws and found.text == logger + b"\n\n"
 
 
 @pytest.mark.slow
@@ -355,10 +361,10 @@ print(len(rounds), result.stats.n_leapfrog.size)
 
 @pytest.mark.stan
 def test_the_chains_are_read_in_batches():
-    """The chains send a message or two an iteration; read one by one, the reader woke for each, and each wake took
-    a core from a chain where chains outnumber cores (eight schools: 2.4x Stan's clock, one chain and the reader on
-    one core). Read in batches it wakes a few times for every hundred iterations; the planted fault (no wait
-    between rounds) shows the check sees it."""
+    """httpstan's writer sent a message or two an iteration; read one by one, the reader woke for each, and each wake
+    took a core from a chain where chains outnumber cores (eight schools: 2.4x Stan's clock, one chain and the
+    reader on one core). The draws writer sends its buffer every 64 KB and the reader waits a moment after a round
+    that brought little: it wakes a few times for every hundred iterations, and fewer with the wait than without."""
     rounds = {}
     for wait in (stan_bundled_wait(), 0.0):
         done = subprocess.run(
@@ -368,7 +374,7 @@ def test_the_chains_are_read_in_batches():
         woken, iterations = map(int, done.stdout.split())
         rounds[wait] = woken / iterations
     batched, unbatched = rounds.values()
-    assert batched < 0.05 < unbatched, rounds
+    assert batched < unbatched < 0.05, rounds
 
 
 def stan_bundled_wait() -> float:

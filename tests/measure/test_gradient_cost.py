@@ -1,8 +1,12 @@
-"""Gradient costs measured before any sampling: each side as its sampler computes it, in a fresh process."""
+"""Gradient costs measured before any sampling, in a fresh process: each side on both clocks (a compiled loop, and
+inside its NUTS), every measurement saying which."""
+
+import json
 
 import pytest
 
-from stanjax.runner.measure import gradient_cost
+from stanjax.models import UnknownChoice, UsageError
+from stanjax.runner.measure import gradient_clocks, gradient_cost
 
 LOGISTIC = "covtype_synth-logistic_regression"
 
@@ -22,8 +26,8 @@ def test_a_jax_gradient_is_timed_inside_a_compiled_loop_and_grows_with_the_data(
     assert longer["ms_per_gradient"] > large["ms_per_gradient"] / 6 and longer["repeats"] == 400
     assert large["compile_s"] > 0 and large["device"] == "cpu" and large["precision"] == "float64"
     # unless fixed, a loop of a small gradient is lengthened until it is long enough to time
-    assert small["repeats"] > gradient_cost.JAX_REPEATS
-    assert small["repeats"] * small["ms_per_gradient"] / 1e3 > gradient_cost.JAX_MIN_LOOP_S / 2
+    assert small["repeats"] > gradient_clocks.LOOP_REPEATS
+    assert small["repeats"] * small["ms_per_gradient"] / 1e3 > gradient_clocks.LOOP_MIN_S / 2
     # tries on fresh copies of the inputs: the fastest is the measurement (the calibration's statistic)
     assert (
         len(small["tries_ms"]) == 3 and small["ms_per_gradient"] == min(small["tries_ms"]) and "tries_ms" not in large
@@ -35,7 +39,70 @@ def test_a_stan_gradient_is_timed_inside_its_nuts_and_grows_with_the_data():
     small, large = (gradient_cost.measure("stan", LOGISTIC, "tiny", n) for n in (300, 30_000))
     assert small["leapfrog_steps"] > 300 and large["leapfrog_steps"] > 300  # 300 iterations, >= 1 step each
     assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
-    assert large["threads"] == 1 and large["side"] == "stan"
+    assert large["threads"] == 1 and large["side"] == "stan" and large["clock"] == "nuts"
+
+
+@pytest.mark.stan
+def test_a_stan_gradient_is_timed_in_a_compiled_loop_as_jaxs_is_and_grows_with_the_data():
+    """Stan's loop clock (its C++ driver, at JAX's point): the cost grows with N, a small gradient's loop is
+    lengthened as JAX's is, fixed repeats stay fixed, tries keep the fastest; where the gradient is most of a
+    leapfrog step (30,000 rows), inside its NUTS costs about what the loop does (a clock that divided by the draws,
+    not the leapfrog steps, or that skipped the gradient, would not)."""
+    loop = ("--clock", "loop")
+    small = gradient_cost.measure("stan", LOGISTIC, "tiny", 300, options=loop)
+    large = gradient_cost.measure("stan", LOGISTIC, "tiny", 30_000, options=(*loop, "--repeats", "50", "--tries", "2"))
+    nuts = gradient_cost.measure("stan", LOGISTIC, "tiny", 30_000, options=("--clock", "nuts"))
+    assert small["clock"] == large["clock"] == "loop" and nuts["clock"] == "nuts"
+    assert small["sizes"] == {"N": 300, "D": 5} and large["sizes"] == {"N": 30_000, "D": 5}
+    assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
+    assert small["repeats"] > gradient_clocks.LOOP_REPEATS and large["repeats"] == 50
+    assert small["repeats"] * small["ms_per_gradient"] / 1e3 > gradient_clocks.LOOP_MIN_S / 2
+    assert len(large["tries_ms"]) == 2 and large["ms_per_gradient"] == min(large["tries_ms"])
+    assert 0.5 < nuts["ms_per_gradient"] / large["ms_per_gradient"] < 2.5  # 1.36 here
+    assert "log_prob_grad<true, true>" in large["how"] and large["program"] == "" and large["threads"] == 1
+
+
+def test_a_jax_gradient_is_timed_inside_numpyros_nuts_and_grows_with_the_data():
+    """JAX's NUTS clock (NumPyro's sampling phase ÷ its leapfrog steps, trees of depth <= 3): the cost grows with N,
+    and where the gradient is most of a leapfrog step it costs about what the compiled loop does."""
+    cpu, nuts = {"JAX_PLATFORMS": "cpu"}, ("--clock", "nuts")
+    small, large = (gradient_cost.measure("jax", LOGISTIC, "tiny", n, env=cpu, options=nuts) for n in (300, 30_000))
+    loop = gradient_cost.measure("jax", LOGISTIC, "tiny", 30_000, env=cpu)
+    assert small["clock"] == large["clock"] == "nuts" and loop["clock"] == "loop"
+    assert large["ms_per_gradient"] > 5 * small["ms_per_gradient"] > 0
+    assert small["leapfrog_steps"] > 300 and large["compile_s"] > 0  # 10 + 40 or more draws, up to 7 steps each
+    assert 0.5 < large["ms_per_gradient"] / loop["ms_per_gradient"] < 2.5  # 1.27 here; 3.1 counting draws
+    assert "NumPyro's sampling clock" in large["how"]
+
+
+def test_every_measurement_says_its_clock_and_older_ones_read_as_the_clock_they_were(monkeypatch):
+    """A measurement without a clock (made before there were two) is Stan's NUTS or JAX's loop, the setups'
+    lookups read it so; the clocks of one side are measured in processes of their own (Stan's NUTS forks, a process
+    that started JAX for the loop's point must not); a NUTS clock takes no loop's sizing, and no clock but the two."""
+    setup = {"side": "stan", "model_id": LOGISTIC, "size": "tiny", "sizes": {"N": 200, "D": 5}, "device": "cpu"}
+    setup |= {"precision": "float64", "chains": 1, "threads": 1}
+    assert gradient_clocks.clock_of(setup) == "nuts" and gradient_clocks.clock_of({**setup, "side": "jax"}) == "loop"
+    assert gradient_cost.setup_key(setup) == gradient_cost.setup_key({**setup, "clock": "nuts"})
+    assert gradient_cost.setup_key(setup) != gradient_cost.setup_key({**setup, "clock": "loop"})
+    batches = []
+
+    def run_module(module, args, env, timeout_s):
+        batches.append(json.loads(args[1]))
+        return type("Done", (), {"stdout": "", "returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(gradient_cost.environment, "run_module", run_module)
+    clocks = [{**setup, "side": side, "clock": clock} for side in ("stan", "jax") for clock in ("loop", "nuts")]
+    gradient_cost.measure_setups([*clocks, setup], say=lambda _: None)
+    assert sorted((b[0]["side"], gradient_clocks.clock_of(b[0]), len(b)) for b in batches) == [
+        ("jax", "loop", 1),
+        ("jax", "nuts", 1),
+        ("stan", "loop", 1),
+        ("stan", "nuts", 1),  # the clockless setup is this one
+    ]
+    with pytest.raises(UsageError, match="the nuts clock runs a sampler"):
+        gradient_cost.cost("jax", "nuts", LOGISTIC, "tiny", repeats=10)
+    with pytest.raises(UnknownChoice):
+        gradient_cost.cost("jax", "wall", LOGISTIC, "tiny")
 
 
 def test_a_bad_measurement_says_why_in_one_line():
@@ -111,6 +178,7 @@ def test_the_calibration_takes_each_sides_fastest_try_and_says_what_else_ran_bes
         jax["tries_ms"]
     )
     assert jax["side"] == "jax" and jax["threads"] == 1 and jax["cpu_threads"] == 1  # one core
+    assert stan["clock"] == "nuts" and jax["clock"] == "loop"  # as every calibration before: machines stay comparable
     assert {"other_processes_cores", "other_processes_share", "loaded"} <= set(load)
 
 

@@ -1431,7 +1431,7 @@ def test_a_composed_ess_per_s_is_ess_per_gradient_times_gradients_per_second_and
     h100_stan = next(r for r in found if r["side"] == "stan" and r["machine"] != xeon.label)
     assert h100_stan["composed"] == pytest.approx(per_gradient * 4 * 1000 / 0.004)  # 14 cores hold 4 x 3 threads
     assert ratio["ratio"] == pytest.approx(gpu["composed"] / h100_stan["composed"])
-    assert ratio["denominator"] == "Stan-CPU float64, 3 threads a chain"
+    assert ratio["denominator"] == "Stan-CPU float64, 3 threads a chain, gradient inside its NUTS"
 
 
 def test_the_first_screen_says_where_time_to_result_points_the_other_way(report):
