@@ -253,10 +253,29 @@ def as_published(cells: list[dict]) -> str:
     return f"as published only ({found}): the Stan expert's program (stan/expert/) not run beside it"
 
 
+def over_todays_stan(cells: list[dict], campaign: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """Issue 81: no first-screen ratio divides by the bundled Stan as httpstan built it (``httpstan-CPU``: STAN_THREADS
+    in every program and the old reader, up to 2× a gradient, the glossary says): ``cells`` split into those over
+    today's builds and those over httpstan's, which stay in the regime map and the pairings' tables."""
+    built_by_httpstan = set(campaign.label[campaign.front_end == "httpstan"]) if "front_end" in campaign else set()
+    kept = [c for c in cells if c["denominator"] not in built_by_httpstan]
+    return kept, [c for c in cells if c["denominator"] in built_by_httpstan]
+
+
+def over_httpstan_only(cells: list[dict]) -> str:
+    """Why a model has no answer though it has ratios: they are over httpstan's build of the bundled Stan."""
+    found = "; ".join(f"{speed(c['ratio'].value)} on {c['machine']}" for c in cells)
+    return (
+        f"over httpstan-CPU only ({found}): the bundled Stan as httpstan built it, not as it is built today; "
+        "no campaign of it over today's build yet"
+    )
+
+
 def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None = None) -> list[dict]:
     """The first screen, per pairing: per model (by regime) every ratio it has on any machine and size (measured
     ones first, the default size first among them; tiny data only where it has nothing else; over a Stan expert's
-    program where the model has one: ``over_expert_programs``), each with its
+    program where the model has one: ``over_expert_programs``; over today's Stan builds: ``over_todays_stan``), each
+    with its
     qualifiers (and, over the bundled Stan, what CmdStan measured where it sampled faster: ``gaps``), or why it
     has none; and the sentence that answers."""
     out = []
@@ -267,6 +286,7 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                 cells, published = over_expert_programs(
                     [c for c in row["cells"] if "ratio" in c], row["model_id"], campaign
                 )
+                cells, old_build = over_todays_stan(cells, campaign)
                 cells = sorted(
                     [c for c in cells if c["size"] != "tiny"] or cells,
                     key=lambda c: (
@@ -295,6 +315,8 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                         if cells
                         else as_published(published)
                         if published
+                        else over_httpstan_only(old_build)
+                        if old_build
                         else why_none(row, m["columns"], m["pairing"]),
                     }
                 )

@@ -4,7 +4,8 @@ under ``MIN_SAMPLER_S`` at the suite's draws, both sides draw more, the same num
 A run of 0.1 s is mostly what is not the sampler (a clock's resolution, a process's scheduling, what counts as
 compilation): eight schools' NumPyro runs of 0.08-0.14 s gave a verdict that flipped between two VMs. The sampler
 time of each side comes from earlier runs of the same setup (model, sizes, engine, device, chains), scaled to the
-suite's iterations; a pairing with no earlier run on either side keeps its draws, and says so. Warmup stays as the
+suite's iterations; a pairing with no earlier run on any side keeps its draws, and says so; one where only some
+sides ran before (an engine new to the model) is decided by those, and says which were not. Warmup stays as the
 suite has it: only the draws grow, to the next tenth of the suite's draws, at most ``MAX_FACTOR`` times."""
 
 from __future__ import annotations
@@ -72,20 +73,24 @@ def lengthen(
         draws[group] = job.config.draws
         name = f"{job.model_id} ({job.config.size})"
         known = {engine: s for engine, s in seconds.items() if s is not None}
-        if len(known) < len(seconds):
-            missing = ", ".join(engine for engine in seconds if engine not in known)
+        missing = ", ".join(engine for engine in seconds if engine not in known)
+        if not known:
             lines.append(f"{name}: {job.config.draws:,} draws (no earlier run of {missing} to tell its length)")
             continue
+        # an engine new to the model (nutpie beside Stan and NumPyro) leaves the others' lengths to decide
+        unknown = f"; no earlier run of {missing}, decided by the others" if missing else ""
         engine, (warmup_s, sampling_s) = min(known.items(), key=lambda item: sum(item[1]))
         shortest = warmup_s + sampling_s
         if shortest >= min_s:
+            if missing:
+                lines.append(f"{name}: {job.config.draws:,} draws ({engine}'s sampler took ~{shortest:.2g} s{unknown})")
             continue
         # to the next tenth of the suite's draws: a whole factor had made 1.3x into 2x (a quick report 20 s longer)
         factor = min(MAX_FACTOR, math.ceil(round(10 * (min_s - warmup_s) / max(sampling_s, 1e-9), 6)) / 10)
         draws[group] = round(job.config.draws * factor)
         lines.append(
             f"{name}: {job.config.draws:,} → {draws[group]:,} draws a chain, both sides ({engine}'s sampler took "
-            f"~{shortest:.2g} s at {job.config.draws:,} in earlier runs: runs of at least {min_s:g} s)"
+            f"~{shortest:.2g} s at {job.config.draws:,} in earlier runs: runs of at least {min_s:g} s{unknown})"
         )
     return [replace(j, config=replace(j.config, draws=draws[(j.model_id, j.config.size)])) for j in jobs], lines
 

@@ -55,13 +55,18 @@ def test_a_short_pairing_draws_more_on_both_sides_and_says_why(history):
     assert {j.config.draws for j in lengthen(jobs, near)[0]} == {round(1.3 * draws)}
 
 
-def test_a_pairing_with_no_earlier_run_keeps_its_draws_and_a_resumed_one_keeps_what_it_ran(history):
+def test_a_pairing_with_no_earlier_run_keeps_its_draws_a_new_side_leaves_it_to_the_others(history):
     jobs = jobs_of(EIGHT, COVTYPE)
     short = timed(history, EIGHT, "stan", 0.1, 0.1) + timed(history, EIGHT, "numpyro", 0.05, 0.05)
     without_covtype = [r for r in short if r.model_id != COVTYPE]
     longer, lines = lengthen(jobs, without_covtype)
     assert {j.config.draws for j in longer if j.model_id == COVTYPE} == {jobs[0].config.draws}
     assert any(line.startswith(f"{COVTYPE} (tiny):") and "no earlier run of stan, numpyro" in line for line in lines)
+    # A side new to the model (here NumPyro, never run on it): the other side's length decides, and the line says so.
+    stan_only = [r for r in short if r.engine == "stan"]
+    grown, (line, _) = lengthen(jobs, stan_only)
+    assert {j.config.draws for j in grown if j.model_id == EIGHT} == {19 * jobs[0].config.draws}
+    assert "stan's sampler took ~0.2 s" in line and line.endswith("no earlier run of numpyro, decided by the others)")
     resumed, _ = lengthen(jobs, short, fixed={(EIGHT, "tiny"): 7000})
     assert {j.config.draws for j in resumed if j.model_id == EIGHT} == {7000}
 

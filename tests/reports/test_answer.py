@@ -149,3 +149,20 @@ def test_a_model_with_an_expert_program_is_answered_over_it_alone():
     assert "as published only (15.4× faster on epyc)" in as_published([published])
     no_expert = "gp_pois_regr-gp_pois_regr"  # posteriordb's program is how an expert writes it: no stan/expert/
     assert over_expert_programs([published, expert], no_expert, campaign) == ([published, expert], [])
+
+
+def test_a_ratio_over_httpstans_build_is_set_apart_from_the_first_screen():
+    """Issue 81: the bundled Stan as httpstan built it (records before 2026-11-28) costs up to 2× a gradient; a ratio
+    over it is never a first-screen answer. A model with one over today's build keeps that one; a model with only
+    httpstan's says so, with its ratios, and they stay in the regime map."""
+    from stanjax.reports.answer import over_httpstan_only, over_todays_stan
+
+    campaign = pd.DataFrame(
+        {"label": ["NumPyro-CPU", "httpstan-CPU", "Stan-CPU"], "front_end": ["numpyro", "httpstan", "bundled"]}
+    )
+    old = {**entry("xeon-2core", 2.04), "denominator": "httpstan-CPU"}
+    new = {**entry("epyc-2core", 1.6), "denominator": "Stan-CPU"}
+    assert over_todays_stan([old, new], campaign) == ([new], [old])
+    assert over_todays_stan([old], campaign) == ([], [old])
+    assert over_todays_stan([old, new], campaign.assign(front_end="bundled")) == ([old, new], [])
+    assert over_httpstan_only([old]).startswith("over httpstan-CPU only (2.04× faster on xeon-2core): the bundled")
