@@ -224,14 +224,14 @@ class NutpieJaxEngine:
         compile_s = time.perf_counter() - start
 
         def make_logp():
-            def logp(x, **arrays):
+            def logp(x, /, **arrays):  # positional only: a data array may be named x (the GPs')
                 value, gradient = logp_compiled(x, arrays)
                 return float(value), np.asarray(gradient, np.float64)
 
             return logp
 
         def make_expand(seed1, seed2, chain):
-            def expand(x, **arrays):
+            def expand(x, /, **arrays):
                 return {name: np.asarray(value, np.float64) for name, value in constrain_compiled(x, arrays).items()}
 
             return expand

@@ -73,6 +73,21 @@ def test_draws_are_the_models_parameters_and_the_statistics_per_draw(engine_name
     assert settings["seed"] == 5 and result.info["chains_at_once"] == min(2, result.info["cpu_threads"])
 
 
+@pytest.mark.slow
+def test_nutpie_jax_samples_a_model_whose_data_names_an_array_x():
+    """nutpie hands the position as the first argument and the shared data as keywords: the GPs' data name their
+    inputs x (every run of gp_pois_regr failed, 2026-12-02, "logp() got multiple values for argument 'x'")."""
+    spec = models.get("gp_pois_regr-gp_pois_regr")
+    data = spec.data("tiny", 1)
+    assert "x" in data
+    engine = get_engine("nutpie_jax")
+    placement = entry("nutpie_jax").placement("cpu")
+    config = RunConfig(size="tiny", chains=2, warmup=100, draws=50)
+    result = engine.sample(engine.compile(spec, placement), data, config, seed=5, placement=placement)
+    assert {p.name for p in spec.parameters} <= set(result.draws)
+    assert all(np.isfinite(draws).all() for draws in result.draws.values())
+
+
 def test_nutpies_statistics_are_read_from_its_trace():
     """Leapfrog steps and divergences per draw from the sampling phase, the warmup's gradients from its own, the
     adapted step size before its jitter, and the sampler's seconds split by the phases' gradients."""
