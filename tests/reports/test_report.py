@@ -1465,3 +1465,29 @@ def test_the_first_screen_says_where_time_to_result_points_the_other_way(report)
     marked = answer.count("⇄ ESS/s</b>")
     counted = [int(n) for n in re.findall(r"points the other way on (\d+) of \d+ models", answer)]
     assert sum(counted) == marked
+
+
+def test_the_why_page_splits_jax_over_stan_with_nutpie_and_the_first_screen_names_nutpie_on_a_stan_program(
+    tmp_path, fixture_records
+):
+    """nutpie runs as copies of the fixture's runs (nutpie-JAX of NumPyro's, nutpie-Stan of Stan's, same blocks):
+    the gradient's part is the whole ratio and the sampler's 1×, and nutpie-Stan ÷ Stan is 1× on the first screen."""
+    today = built_today(measured(fixture_records))
+    copies = {"numpyro": ("nutpie_jax", "jax"), "stan": ("nutpie_stan", "bridgestan")}
+    nutpie = [
+        replace(r, engine=copies[r.engine][0], front_end=copies[r.engine][1], run_id=f"{r.run_id}-nutpie")
+        for r in today
+        if r.engine in copies
+    ]
+    index = build(write(tmp_path, [*today, *nutpie]), tmp_path / "r")
+    why = (tmp_path / "r" / "why.html").read_text()
+    split = why[why.index('id="decomposition"') : why.index('id="fairness"')]
+    assert '<td class="text">1.00× so far (2 blocks; 5 needed)</td>' in split  # the sampler's part
+    assert split.count("<tr>") > 2  # a row per model with ratios, beside the header
+    first = index.read_text()
+    assert '<p id="nutpie-stan" class="small"><strong>nutpie on your Stan program</strong>' in first
+    assert "1.00× so far (2 blocks; 5 needed) on " in first
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert 'id="nutpie-stan"' not in build(write(plain, today), plain / "r").read_text()
+    assert "No nutpie runs with a ratio in these records" in (plain / "r" / "why.html").read_text()
