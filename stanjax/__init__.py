@@ -320,7 +320,7 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
         A JSON data file for a pair of files.
     options
         The verb's: size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after, out,
-        model_dir, wait.
+        model_dir, wait, engines (the pair, and nutpie_stan, nutpie_jax beside it).
 
     Returns
     -------

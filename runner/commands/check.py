@@ -23,6 +23,7 @@ from stanjax.runner.measure import validity
 from stanjax.runner.measure.jobs import interrupted
 from stanjax.runner.pairing.check import STAGES, CheckResult, check
 from stanjax.runner.pairing.check_verdicts import EXIT
+from stanjax.runner.pairing.pair_files import PAIR
 from stanjax.runner.pairing.speed_advice import figure
 
 DESCRIPTION = """\
@@ -37,7 +38,9 @@ Check that a Stan program and a NumPyro model define the same posterior on your 
   run      a short run of bundled Stan and NumPyro on the CPU, --repeats times each: R-hat, ESS and divergence
            gates on every run, the two engines' posterior means and sds within 5 combined MCSEs, then ESS/s
            (NumPyro / Stan: the median over paired repeats, a 90 % interval from 5 repeats), ESS per 1000
-           gradients and ms per gradient on each side, and each parameter's mean and sd on both sides.
+           gradients and ms per gradient on each side, and each parameter's mean and sd on both sides. With
+           --engines ... nutpie_stan nutpie_jax, nutpie runs both programs beside them (one sampler): nutpie on
+           your Stan program, and the gap split into the gradient's part and the sampler's.
 
 Verdicts: "same posterior" (exit 0), "different posterior" (exit 1: the density check failed), "sampling
 failed" (exit 3: the densities agree but a run failed a gate or the draws disagree; with advice). Exit 2: a
@@ -117,6 +120,16 @@ def add_parser(verbs) -> None:
     )
     parser.add_argument(
         "--stop-after", choices=STAGES, default="run", help="the last stage to run (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=list(PAIR),
+        metavar="NAME",
+        help="the short run's engines: stan and numpyro (the pair: always), with nutpie_stan (nutpie on the Stan "
+        "program, through a BridgeStan build: BRIDGESTAN) and nutpie_jax (nutpie on the NumPyro model's "
+        "potential); with both, the speed advice says whether the gradient or the sampler made the difference "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--out",
@@ -350,12 +363,14 @@ def command(args) -> str:
         ("--seed", args.seed),
         ("--reference", args.reference),
     ]
+    engines = ["--engines", *args.engines] if list(args.engines) != list(PAIR) else []
     return shlex.join(
         [
             "stanjax",
             "check",
             *args.target,
             *(str(part) for option, value in options if value is not None for part in (option, value)),
+            *engines,
         ]
     )
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from stanjax.reports.stats import Ratio, median_ratio
 from stanjax.runner.measure import validity
+from stanjax.runner.pairing.check_verdicts import ENGINE_NAMES
+from stanjax.runner.pairing.pair_files import PAIR
 
 
 def as_reference(metrics) -> dict:
@@ -44,22 +46,25 @@ def agreement(records: list) -> list[dict]:
     ]
 
 
-def speed_ratio(records: list) -> Ratio | None:
-    """NumPyro's over Stan's ESS/s as the report takes it: per repeat (a paired block, both engines back to back)
-    with valid runs of both, the ratio; their median with its order-statistic interval (``reports.stats``)."""
+def speed_ratio(records: list, numerator: str = "numpyro", denominator: str = "stan") -> Ratio | None:
+    """``numerator``'s over ``denominator``'s ESS/s (engine names; NumPyro's over Stan's unless named) as the report
+    takes it: per repeat (a paired block, the engines back to back) with valid runs of both, the ratio; their median
+    with its order-statistic interval (``reports.stats``)."""
     blocks: dict[int, dict] = {}
     for r in records:
         if r.status == "ok" and r.valid:
             blocks.setdefault(r.block_of, {})[r.engine] = r.metrics.ess_per_s
-    ratios = [pair["numpyro"] / pair["stan"] for pair in blocks.values() if len(pair) == 2]
+    ratios = [pair[numerator] / pair[denominator] for pair in blocks.values() if {numerator, denominator} <= set(pair)]
     return median_ratio(ratios) if ratios else None
 
 
 def engine_rows(records: list) -> list[dict]:
     """Per engine: runs valid of runs, medians of the rates, the worst diagnostics, the gates that failed."""
     rows = []
-    for engine, label in (("stan", "Stan"), ("numpyro", "NumPyro")):
+    for engine, label in ENGINE_NAMES.items():
         mine = [r for r in records if r.engine == engine]
+        if engine not in PAIR and not mine:
+            continue
         done = [r for r in mine if r.status == "ok"]
 
         def median(key, done=done):

@@ -50,9 +50,17 @@ from stanjax.runner.measure import references, static_checks
 from stanjax.runner.measure.jobs import WORKER_PYTHON, _kill_group, _wait, run_jobs, stopped_by
 from stanjax.runner.measure.plan import Request, check_seed_and_timeout, plan
 from stanjax.runner.pairing.agreement import agreement, engine_rows, parameter_rows, speed_ratio
-from stanjax.runner.pairing.check_verdicts import EXIT, SAME, SAMPLING_FAILED, run_verdict
-from stanjax.runner.pairing.pair_files import CheckRequest, as_given, out_dir, planned, reference_file
-from stanjax.runner.pairing.speed_advice import speed_advice
+from stanjax.runner.pairing.check_verdicts import ENGINE_NAMES, EXIT, SAME, SAMPLING_FAILED, nutpie_notes, run_verdict
+from stanjax.runner.pairing.pair_files import (
+    PAIR,
+    CheckRequest,
+    as_given,
+    check_engines,
+    out_dir,
+    planned,
+    reference_file,
+)
+from stanjax.runner.pairing.speed_advice import nutpie_split, speed_advice
 
 STAGES = ("static", "density", "run")
 STAGE_WORKER = "stanjax.runner.pairing.stage_worker"  # runs the stages before the runs
@@ -102,6 +110,7 @@ def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambd
     if request.stop_after not in STAGES:
         raise UsageError(f"{option('stop-after')} must be one of {', '.join(STAGES)}, got {request.stop_after!r}")
     check_seed_and_timeout(request.seed, request.timeout)
+    check_engines(request.engines)
     spec_id, _ = planned(request)
     with folder_lock.held(out_dir(request, spec_id), request.wait):  # one writer from the lay-out to the last record
         return _stages(request, on_stage)
@@ -283,7 +292,7 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
         Request(
             suite="tiny",
             models=[spec.id],
-            engines=["stan", "numpyro"],
+            engines=list(request.engines),
             stan="bundled",
             size=result.size,
             chains=request.chains,
@@ -301,12 +310,14 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
         result.stopped = stop
         return
     written = result.records
-    result.rows, result.pairs = engine_rows(written), agreement(written)
-    result.verdict, result.advice = run_verdict(written, result.pairs, reference)
+    pair = [r for r in written if r.engine in PAIR]
+    result.rows, result.pairs = engine_rows(written), agreement(pair)
+    result.verdict, result.advice = run_verdict(pair, result.pairs, reference)
+    result.advice += nutpie_notes(written)
+    engines = ", ".join(ENGINE_NAMES[name] for name in request.engines).replace("Stan,", "bundled Stan,", 1)
     result.settings = (
         f"{request.chains} chains x ({request.warmup} warmup + {request.draws} draws), "
-        f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, bundled Stan and "
-        "NumPyro on the CPU"
+        f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, {engines} on the CPU"
     )
     result.stages.append(
         {
@@ -320,6 +331,7 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
     result.parameters = parameter_rows(written, reference)
     result.speed = speed_ratio(written)
     result.speed_advice = speed_advice(result.rows, spec.stan_file, given[0] if given else spec.stan_file.name)
+    result.speed_advice += nutpie_split(written)
 
 
 def depth_notes(runs: list[RunRecord]) -> list[str]:

@@ -23,7 +23,7 @@ ADVICE = {
     "completed": "a run did not finish: its log says why",
     "reference": "a run's means or sds differ from the model's reference posterior",
 }
-ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro"}
+ENGINE_NAMES = {"stan": "Stan", "numpyro": "NumPyro", "nutpie_stan": "nutpie-Stan", "nutpie_jax": "nutpie-JAX"}
 DISAGREE = (
     "both engines' runs pass their gates, yet their means or sds differ by more than 5 combined MCSEs: "
     "run longer; if the gap stays, the two posteriors differ where the density check's points did not "
@@ -66,3 +66,19 @@ def run_verdict(records: list, pairs: list[dict], reference: dict | None = None)
                 f"MCSEs from it (limit {validity.K_REFERENCE:g}): a different model or data"
             ]
     return SAME, []
+
+
+def nutpie_notes(records: list) -> list[str]:
+    """A line per nutpie engine whose runs failed a gate: beside the pair, not in its verdict (the verdict is
+    whether Stan and NumPyro sample one posterior), its ESS/s left out of the speed split."""
+    notes = []
+    for engine in ("nutpie_stan", "nutpie_jax"):
+        mine = [r for r in records if r.engine == engine]
+        failed = sorted({gate for r in mine for gate in r.failed_gates or (["completed"] if r.status != "ok" else [])})
+        if failed:
+            runs = sum(1 for r in mine if not r.valid)
+            notes.append(
+                f"{ENGINE_NAMES[engine]} (beside the pair, not in the verdict): {runs} of {len(mine)} runs failed "
+                f"{', '.join(failed)}; {'; '.join(ADVICE.get(gate, gate) for gate in failed)}"
+            )
+    return notes

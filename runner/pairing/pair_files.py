@@ -8,7 +8,7 @@ import inspect
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +21,8 @@ from stanjax.runner.measure import stan_program
 from stanjax.runner.pairing import source_text
 
 GIVEN = "given"  # the size preset of a pair checked on a data file
+PAIR = ("stan", "numpyro")  # the check's two sides: their runs give the verdict, the agreement and the speed
+NUTPIE = ("nutpie_stan", "nutpie_jax")  # nutpie on each side's program, beside them where asked (``--engines``)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,24 @@ class CheckRequest:
     stop_after: str = "run"
     out: Path | None = None
     wait: bool = False  # for OUT held by another writer: wait (else refused, naming it)
+    engines: list[str] = field(default_factory=lambda: list(PAIR))  # the pair, and nutpie's engines where asked
+
+
+def check_engines(engines: list[str]) -> None:
+    """The check's engines: the pair, and any of nutpie's; an unknown one is refused with the nearest, nutpie on
+    the Stan program where no BridgeStan build is found with the reason and what would build one."""
+    from stanjax.runner.core import engine_registry
+
+    for name in engines:
+        if name not in PAIR + NUTPIE:
+            raise models.UnknownChoice("engine", name, PAIR + NUTPIE)
+    if not set(PAIR) <= set(engines):
+        raise UsageError(
+            f"{option('engines', ' '.join(engines))}: the check compares Stan and NumPyro, so both stay; nutpie "
+            f"joins them (e.g. {option('engines', 'stan numpyro nutpie_stan nutpie_jax')})"
+        )
+    for name in engines:
+        engine_registry.entry(name).front_end()  # nutpie_stan without BridgeStan: refused here
 
 
 def planned(args: CheckRequest) -> tuple[str, tuple[Path, Path] | None]:

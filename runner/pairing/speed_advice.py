@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stanjax.reports.stats import MIN_BLOCKS, Ratio
+
 
 def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> list[str]:
     """Where a speed gap comes from. ESS/s is ESS per gradient over the cost of a gradient, so NumPyro / Stan
@@ -35,6 +37,54 @@ def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> lis
         for line in sampling_loops(stan_file.read_text())
     ]
     return advice
+
+
+def nutpie_split(records: list) -> list[str]:
+    """With nutpie's runs beside the pair (``--engines``): what a Stan user gains by nutpie on the same program, and
+    the gap split with one sampler on both programs: the gradient as nutpie calls it (nutpie-JAX ÷ nutpie-Stan) and
+    the sampler (NumPyro ÷ nutpie-JAX), each a paired median of ESS/s, the larger named."""
+    from stanjax.runner.pairing.agreement import speed_ratio
+
+    engines = {r.engine for r in records}
+    if not engines & {"nutpie_stan", "nutpie_jax"}:
+        return []
+    user = speed_ratio(records, "nutpie_stan", "stan") if "nutpie_stan" in engines else None
+    gradient = speed_ratio(records, "nutpie_jax", "nutpie_stan")
+    sampler = speed_ratio(records, "numpyro", "nutpie_jax") if "nutpie_jax" in engines else None
+    lines = []
+    if "nutpie_stan" in engines:
+        lines.append(
+            f"nutpie on your Stan program: nutpie-Stan / Stan ESS/s {ratio_text(user)}"
+            if user
+            else "nutpie on your Stan program: no ratio (no repeat with valid runs of both)"
+        )
+    if gradient and sampler:
+        larger = "the gradient" if abs(np.log(gradient.value)) >= abs(np.log(sampler.value)) else "the sampler"
+        lines.append(
+            f"with one sampler on both programs: the gradient as nutpie calls it, nutpie-JAX / nutpie-Stan ESS/s "
+            f"{ratio_text(gradient)}, x the sampler, NumPyro / nutpie-JAX {ratio_text(sampler)}: {larger} makes "
+            "most of the difference (nutpie calls JAX's gradient from Python at every leapfrog step, so where a "
+            "gradient is cheap its part is that call, not JAX's autodiff)"
+        )
+    elif "nutpie_jax" in engines:
+        if sampler:
+            lines.append(f"the sampler alone (one gradient): NumPyro / nutpie-JAX ESS/s {ratio_text(sampler)}")
+        if gradient is None:
+            lines.append(
+                "the gradient alone: not measured (nutpie_stan beside nutpie_jax measures it)"
+                if "nutpie_stan" not in engines
+                else "the gradient alone: no repeat with valid runs of nutpie-JAX and nutpie-Stan"
+            )
+        if sampler is None:
+            lines.append("the sampler alone: no repeat with valid runs of NumPyro and nutpie-JAX")
+    return lines
+
+
+def ratio_text(ratio: Ratio) -> str:
+    """A paired ratio with its interval, or its repeats where too few for one."""
+    if ratio.blocks >= MIN_BLOCKS:
+        return f"{figure(ratio.value)} (90 % interval {figure(ratio.low)} to {figure(ratio.high)})"
+    return f"{figure(ratio.value)} ({ratio.blocks} paired repeat{'s' if ratio.blocks > 1 else ''})"
 
 
 def sampling_loops(program: str) -> list[int]:

@@ -805,3 +805,109 @@ def test_an_index_past_an_end_inside_a_library_is_not_the_ports():
 
     spec = models.get("hudson_lynx_hare-lotka_volterra")
     assert static_checks.out_of_bounds(jax_models.load(spec.jax_file), spec.data("tiny", 1), spec.jax_file) is None
+
+
+def test_check_engines_are_the_pair_and_nutpies_each_refused_in_one_line_before_anything_runs(
+    monkeypatch, tmp_path, capsys
+):
+    """Issue 81, item 6: --engines takes the pair and nutpie's two; an unknown engine is named with the nearest, a
+    list without the pair says both stay, nutpie_stan where no BridgeStan build is found says what builds one; all
+    exit 2 before the static stage's worker starts."""
+    from stanjax.runner.core import engine_registry
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a stage ran after a refused --engines")
+
+    monkeypatch.setattr(check, "in_worker", refuse)
+    monkeypatch.setattr(check, "run_jobs", refuse)
+    target = ["check", "eight_schools-eight_schools_noncentered", "--out", str(tmp_path / "out")]
+    assert main([*target, "--engines", "stan", "numpyro", "nutpie_jaz"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "'nutpie_jaz'" in err and "did you mean 'nutpie_jax'" in err, err
+    assert main([*target, "--engines", "nutpie_stan", "nutpie_jax"]) == 2
+    err = capsys.readouterr().err
+    assert "the check compares Stan and NumPyro, so both stay" in err and len(err.splitlines()) == 1
+    monkeypatch.setattr(engine_registry, "find_bridgestan", lambda: None)
+    assert main([*target, "--engines", "stan", "numpyro", "nutpie_stan"]) == 2
+    err = capsys.readouterr().err
+    assert "nutpie_stan: nutpie runs a Stan program through BridgeStan" in err and "bridgestan_from_httpstan.sh" in err
+    assert not (tmp_path / "out").exists()
+
+
+def timed_run(engine, block, ess_per_s, valid=True, failed=()):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        engine=engine,
+        status="ok",
+        valid=valid,
+        failed_gates=list(failed),
+        block_of=("c", block),
+        metrics=SimpleNamespace(ess_per_s=ess_per_s),
+    )
+
+
+def test_with_nutpie_on_both_programs_the_speed_advice_names_the_gradient_or_the_sampler():
+    """Issue 81, item 6: per paired repeat, nutpie-Stan / Stan (a Stan user's alternative), nutpie-JAX / nutpie-Stan
+    (the gradient, one sampler) and NumPyro / nutpie-JAX (the sampler, one gradient); the larger part named."""
+    from stanjax.runner.pairing.speed_advice import nutpie_split
+
+    def block(b, stan, numpyro, nutpie_stan, nutpie_jax):
+        return [
+            timed_run(e, b, v)
+            for e, v in zip(check.PAIR + ("nutpie_stan", "nutpie_jax"), (stan, numpyro, nutpie_stan, nutpie_jax))
+        ]
+
+    sampler_made_it = [r for b in range(5) for r in block(b, 100.0, 400.0, 150.0, 120.0)]
+    lines = nutpie_split(sampler_made_it)
+    assert lines[0] == "nutpie on your Stan program: nutpie-Stan / Stan ESS/s 1.5 (90 % interval 1.5 to 1.5)"
+    assert "nutpie-JAX / nutpie-Stan ESS/s 0.8 (90 % interval" in lines[1] and "NumPyro / nutpie-JAX 3.33" in lines[1]
+    assert ": the sampler makes most of the difference" in lines[1]
+    gradient_made_it = [r for b in range(2) for r in block(b, 100.0, 400.0, 100.0, 350.0)]
+    lines = nutpie_split(gradient_made_it)
+    assert "3.5 (2 paired repeats)" in lines[1] and ": the gradient makes most of the difference" in lines[1]
+    assert nutpie_split([r for r in gradient_made_it if r.engine in check.PAIR]) == []
+    alone = [r for r in gradient_made_it if r.engine != "nutpie_stan"]
+    assert nutpie_split(alone) == [
+        "the sampler alone (one gradient): NumPyro / nutpie-JAX ESS/s 1.14 (2 paired repeats)",
+        "the gradient alone: not measured (nutpie_stan beside nutpie_jax measures it)",
+    ]
+
+
+def test_a_nutpie_run_that_fails_a_gate_is_advice_beside_the_pairs_verdict():
+    """The verdict is whether Stan and NumPyro sample one posterior: nutpie's failed gates are a line beside it, its
+    runs out of the engines' agreement and the Stan-NumPyro speed ratio."""
+    runs = [
+        timed_run("stan", 0, 100.0),
+        timed_run("numpyro", 0, 200.0),
+        timed_run("nutpie_stan", 0, 300.0, valid=False, failed=["divergences"]),
+    ]
+    notes = check_verdicts.nutpie_notes(runs)
+    assert notes == [
+        f"nutpie-Stan (beside the pair, not in the verdict): 1 of 1 runs failed divergences; "
+        f"{check_verdicts.ADVICE['divergences']}"
+    ]
+    assert agreement.speed_ratio(runs).value == 2.0
+    assert check_verdicts.nutpie_notes(runs[:2]) == []
+
+
+@pytest.mark.stan
+@pytest.mark.slow
+@pytest.mark.skipif(
+    __import__("stanjax.runner.core.engine_registry", fromlist=["x"]).find_bridgestan() is None,
+    reason="no BridgeStan build (benchmarks/bridgestan_from_httpstan.sh; BRIDGESTAN)",
+)
+def test_a_check_with_nutpie_on_both_programs_runs_four_engines_and_splits_the_gap(tmp_path, capsys):
+    out = tmp_path / "out"
+    engines = ["stan", "numpyro", "nutpie_stan", "nutpie_jax"]
+    code = main(
+        ["check", "eight_schools-eight_schools_noncentered", "--repeats", "1", "--out", str(out), "--engines", *engines]
+    )
+    text = capsys.readouterr().out
+    assert code == 0, text
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["engine"] for r in records) == sorted(engines)
+    assert "nutpie on your Stan program: nutpie-Stan / Stan ESS/s" in text
+    assert "with one sampler on both programs: the gradient as nutpie calls it" in text
+    page = (out / "check.html").read_text()
+    assert "<td>nutpie-JAX</td>" in page and "--engines stan numpyro nutpie_stan nutpie_jax" in page
