@@ -15,6 +15,7 @@ import pytest
 from stanjax import models
 from stanjax.models import ROOT
 from stanjax.runner.commands.cli import main
+from stanjax.runner.core import engine_registry
 from stanjax.runner.core.records import read as read_records
 from stanjax.runner.measure import diagnose, stan_program, static_checks
 from stanjax.runner.pairing import agreement, check, check_verdicts, pair_files, speed_advice
@@ -813,7 +814,6 @@ def test_check_engines_are_the_pair_and_nutpies_each_refused_in_one_line_before_
     """Issue 81, item 6: --engines takes the pair and nutpie's two; an unknown engine is named with the nearest, a
     list without the pair says both stay, nutpie_stan where no BridgeStan build is found says what builds one; all
     exit 2 before the static stage's worker starts."""
-    from stanjax.runner.core import engine_registry
 
     def refuse(*args, **kwargs):
         raise AssertionError("a stage ran after a refused --engines")
@@ -894,7 +894,7 @@ def test_a_nutpie_run_that_fails_a_gate_is_advice_beside_the_pairs_verdict():
 @pytest.mark.stan
 @pytest.mark.slow
 @pytest.mark.skipif(
-    __import__("stanjax.runner.core.engine_registry", fromlist=["x"]).find_bridgestan() is None,
+    engine_registry.find_bridgestan() is None,
     reason="no BridgeStan build (benchmarks/bridgestan_from_httpstan.sh; BRIDGESTAN)",
 )
 def test_a_check_with_nutpie_on_both_programs_runs_four_engines_and_splits_the_gap(tmp_path, capsys):
