@@ -314,7 +314,7 @@ def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None
     result.rows, result.pairs = engine_rows(written), agreement(pair)
     result.verdict, result.advice = run_verdict(pair, result.pairs, reference)
     result.advice += nutpie_notes(written)
-    engines = ", ".join(ENGINE_NAMES[name] for name in request.engines).replace("Stan,", "bundled Stan,", 1)
+    engines = ", ".join("bundled Stan" if name == "stan" else ENGINE_NAMES[name] for name in request.engines)
     result.settings = (
         f"{request.chains} chains x ({request.warmup} warmup + {request.draws} draws), "
         f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, {engines} on the CPU"
