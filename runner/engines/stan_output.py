@@ -67,22 +67,27 @@ def _stan_errors(output: bytes) -> str:
 DRAWS_HEADER = b"stanjax-draws 1\n"  # what the draws writer (runner/engines/draws_writer.hpp) sends first
 
 
-def sample_table(sent: bytes, draws: int) -> tuple[list[str], np.ndarray]:
+def sample_table(sent: bytes | bytearray, draws: int) -> tuple[list[str], np.ndarray]:
     """A chain's draws from what its draws writer sent: the column names (``lp__``, ..., then Stan's flat
-    constrained names such as ``beta.2.1``) and a (draws, columns) array of the doubles as sent."""
+    constrained names such as ``beta.2.1``) and a (draws, columns) array of the doubles as sent, a view of ``sent``
+    (not a copy: slicing the bytes copied a run's draws twice, 10 ms of eight schools' 4 x 50,000)."""
     if not sent.startswith(DRAWS_HEADER):
         raise RuntimeError("Stan sent no draws")
-    names, _, values = sent[len(DRAWS_HEADER) :].partition(b"\n")
-    columns = names.decode().split("\t")
-    table = np.frombuffer(values, dtype=np.float64)
-    if table.size != draws * len(columns):
-        raise RuntimeError(f"Stan sent {table.size / len(columns):g} draws, expected {draws}")
+    newline = sent.find(b"\n", len(DRAWS_HEADER))
+    if newline < 0:
+        raise RuntimeError("Stan sent no column names")
+    columns = sent[len(DRAWS_HEADER) : newline].decode().split("\t")
+    sent_draws = (len(sent) - newline - 1) / 8 / len(columns)
+    if sent_draws != draws:
+        raise RuntimeError(f"Stan sent {sent_draws:g} draws, expected {draws}")
+    table = np.frombuffer(sent, dtype=np.float64, count=draws * len(columns), offset=newline + 1)
     return columns, table.reshape(draws, len(columns))
 
 
-def group_columns(columns: list[str], values: np.ndarray) -> dict[str, np.ndarray]:
-    """Flat columns of a (chains, draws, columns) array (``theta.1.2``, column-major as Stan writes them) ->
-    name -> (chains, draws, *shape); the sampler's ``__`` columns left out."""
+def group_columns(columns: list[str], tables) -> dict[str, np.ndarray]:
+    """Flat columns of each chain's (draws, columns) table (``theta.1.2``, column-major as Stan writes them) ->
+    name -> (chains, draws, *shape); the sampler's ``__`` columns left out, and never copied (7 of the fixed
+    mixture target's 8)."""
     spans: dict[str, list[int]] = {}
     for i, column in enumerate(columns):
         if not column.endswith("__"):
@@ -91,7 +96,7 @@ def group_columns(columns: list[str], values: np.ndarray) -> dict[str, np.ndarra
     for name, indices in spans.items():
         indexes = [tuple(int(part) for part in columns[i].split(".")[1:]) for i in indices]
         shape = tuple(map(max, zip(*indexes)))
-        block = values[..., indices[0] : indices[-1] + 1]
+        block = np.stack([table[:, indices[0] : indices[-1] + 1] for table in tables])
         draws[name] = block.reshape(*block.shape[:2], *shape, order="F")
     return draws
 
