@@ -140,6 +140,10 @@ class ModelSpec:
     regime: str = ""
     # A short name for prose and figures ("Hierarchical IRT 2PL"); the id stays the key. "": the id is shown.
     title: str = ""
+    # The family of near-duplicates this posterior is one of, by its name ("Party identification, NES"): one
+    # program on several data sets (NES's years) or variants of one regression on one data set (kidiq, earnings,
+    # mesquite). The report's headline counts count a family once, with its members' range. "": none.
+    variant_of: str = ""
     # Parameters whose unconstraining transform differs between Stan and NumPyro (e.g. Stan's simplex is
     # ILR-based, NumPyro's is stick-breaking): the density check then compares log densities, not gradients.
     different_transforms: tuple[str, ...] = ()
@@ -208,6 +212,12 @@ class ModelSpec:
         """What the gates judge and the records summarise: the quantities alone where ``judged_by_quantities``,
         else the parameters and the quantities."""
         return self.quantities if self.judged_by_quantities else self.summarised
+
+    @property
+    def counted_as(self) -> str:
+        """What the headline counts count this posterior under: its family of near-duplicates, else its title,
+        else its id."""
+        return self.variant_of or self.title or self.id
 
     @property
     def data_name(self) -> str:

@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "earnings.json", entries=("N", "earn
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Earnings on height, posteriordb",
+    variant_of="Earnings regressions",
     description="posteriordb's earnings-earn_height (arm book, stan examples).",
     regime="small linear regression: N = 1,192, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),

@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "earnings.json", entries=("N", "earn
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log earnings on z-scored height x sex, posteriordb",
+    variant_of="Earnings regressions",
     description="posteriordb's earnings-logearn_interaction_z (arm book, stan examples, interaction).",
     regime="small linear regression: N = 1,192, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),

@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "earnings.json", entries=("N", "earn
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Log earnings on log height and sex, posteriordb",
+    variant_of="Earnings regressions",
     description="posteriordb's earnings-logearn_logheight_male (arm book, stan examples).",
     regime="small linear regression: N = 1,192, 3 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (3,)), Parameter("sigma")),

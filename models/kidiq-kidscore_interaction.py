@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "kidiq.json", entries=("N", "kid_sco
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's high school, IQ and interaction, posteriordb",
+    variant_of="Kid's score regressions (kidiq)",
     description="posteriordb's kidiq-kidscore_interaction (arm book, stan examples, interaction).",
     regime="small linear regression: N = 434, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),

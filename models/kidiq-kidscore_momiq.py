@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "kidiq.json", entries=("N", "kid_sco
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's IQ, posteriordb",
+    variant_of="Kid's score regressions (kidiq)",
     description="posteriordb's kidiq-kidscore_momiq (arm book, stan examples).",
     regime="small linear regression: N = 434, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),

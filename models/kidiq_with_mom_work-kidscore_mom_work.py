@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "kidiq_with_mom_work.json", entries=
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Kid's score on mother's work category, posteriordb",
+    variant_of="Kid's score regressions (kidiq)",
     description="posteriordb's kidiq_with_mom_work-kidscore_mom_work (arm book, stan examples).",
     regime="small linear regression: N = 434, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),

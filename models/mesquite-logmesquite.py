@@ -16,6 +16,7 @@ generate = posteriordb.fixed_data(
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass, log scale, posteriordb",
+    variant_of="Mesquite biomass regressions",
     description="posteriordb's mesquite-logmesquite (arm book, stan examples).",
     regime="small linear regression: N = 46, 7 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (7,)), Parameter("sigma")),

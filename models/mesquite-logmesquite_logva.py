@@ -15,6 +15,7 @@ generate = posteriordb.fixed_data(
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass on log canopy volume and area, posteriordb",
+    variant_of="Mesquite biomass regressions",
     description="posteriordb's mesquite-logmesquite_logva (arm book, stan examples).",
     regime="small linear regression: N = 46, 4 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (4,)), Parameter("sigma")),

@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "mesquite.json", entries=("N", "weig
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Mesquite biomass on log canopy volume, posteriordb",
+    variant_of="Mesquite biomass regressions",
     description="posteriordb's mesquite-logmesquite_logvolume (arm book, stan examples).",
     regime="small linear regression: N = 46, 2 coefficients; per-call overhead dominates",
     parameters=(Parameter("beta", (2,)), Parameter("sigma")),

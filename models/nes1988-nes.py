@@ -16,6 +16,7 @@ generate = posteriordb.fixed_data(
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Party identification, NES 1988, posteriordb",
+    variant_of="Party identification, NES",
     description="posteriordb's nes1988-nes (arm book, stan examples).",
     regime="small linear regression: N = 1,113, 9 coefficients; a pass over N rows, overhead-bound",
     parameters=(Parameter("beta", (9,)), Parameter("sigma")),

@@ -16,6 +16,7 @@ generate = posteriordb.fixed_data(
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Party identification, NES 2000, posteriordb",
+    variant_of="Party identification, NES",
     description="posteriordb's nes2000-nes (arm book, stan examples, pathfinder paper).",
     regime="small linear regression: N = 476, 9 coefficients; a pass over N rows, overhead-bound",
     parameters=(Parameter("beta", (9,)), Parameter("sigma")),

@@ -13,6 +13,7 @@ generate = posteriordb.fixed_data(CARRIED / "sblrc.json")
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Bayesian linear regression, posteriordb",
+    variant_of="Bayesian linear regression (sblr)",
     description="posteriordb's sblrc-blr (pathfinder paper, linear regression).",
     regime="small linear regression: N = 100, D = 5; per-call overhead dominates",
     parameters=(Parameter("beta", ("D",)), Parameter("sigma")),

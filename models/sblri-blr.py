@@ -20,6 +20,7 @@ generate = posteriordb.fixed_data(CARRIED / "sblri.json", entries=("N", "D", "X"
 SPEC = ModelSpec(
     id=SPEC_ID,
     title="Bayesian linear regression (sblri), posteriordb",
+    variant_of="Bayesian linear regression (sblr)",
     description="posteriordb's sblri-blr (linear regression).",
     regime="small linear regression: N = 100, D = 5; per-call overhead dominates",
     parameters=(Parameter("beta", ("D",)), Parameter("sigma")),

@@ -134,6 +134,13 @@ def title_of(model_id: str) -> str:
     return spec.title if spec and spec.title else model_id
 
 
+def counted_as(model_id: str) -> str:
+    """What the headline counts count a model under: its family of near-duplicates (``ModelSpec.variant_of``),
+    else its title."""
+    spec = models.registry().get(model_id)
+    return spec.counted_as if spec else model_id
+
+
 def side_text(runs: pd.DataFrame) -> str:
     """What one side of a ratio had, read from its runs: "NumPyro-GPU-tf32: float32 with TF32 matrix products,
     4 chains vectorized, on the GPU", "Stan-CPU: float64, 4 chains parallel, cores: 2, pinned"."""
@@ -271,6 +278,14 @@ def over_httpstan_only(cells: list[dict]) -> str:
     )
 
 
+CPU_KEY = "jax-cpu-vs-stan-cpu"  # the pairing the first screen answers first: what the records can answer
+
+
+def cpu_answer(overview: list[dict]) -> dict:
+    """The overview's JAX-CPU ÷ Stan-CPU entry."""
+    return next(o for o in overview if o["pairing"].key == CPU_KEY)
+
+
 def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None = None) -> list[dict]:
     """The first screen, per pairing: per model (by regime) every ratio it has on any machine and size (measured
     ones first, the default size first among them; tiny data only where it has nothing else; over a Stan expert's
@@ -301,6 +316,7 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                     {
                         "model_id": row["model_id"],
                         "title": title_of(row["model_id"]),
+                        "counted_as": counted_as(row["model_id"]),
                         "regime": g["name"],
                         "entries": [
                             {
@@ -320,14 +336,15 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                         else why_none(row, m["columns"], m["pairing"]),
                     }
                 )
-        other_way = [r["title"] for r in rows if r["entries"] and r["entries"][0]["to_result"]["disagree"]]
+        # a family of near-duplicates counted once, as in the sentence
+        other_way = [r["counted_as"] for r in rows if r["entries"] and r["entries"][0]["to_result"]["disagree"]]
         out.append(
             {
                 "pairing": m["pairing"],
                 "rows": rows,
                 "sentence": answer_sentence(m["pairing"], rows, campaign),
-                "other_way": other_way,
-                "with_ratio": sum(1 for r in rows if r["entries"]),
+                "other_way": list(dict.fromkeys(other_way)),
+                "with_ratio": len({r["counted_as"] for r in rows if r["entries"]}),
             }
         )
     return out

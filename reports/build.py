@@ -1,7 +1,8 @@
 """Turn result records into a report: ``index.html`` (the answer first, then the claims and what no answer uses),
 ``regimes.html`` (the regime map), ``why.html`` (each ratio's factors, what each engine label had),
-``pairings.html`` ("All pairings", "Stan side"), ``forests.html`` and ``forests-stan-side.html`` (each pairing's
-ratio per model), ``figures.html`` (ESS/s bars, approximations' accuracy), ``studies.html`` (scaling studies,
+``provenance.html`` (machines, calibrations, versions, commands, what was superseded),
+``pairings.html`` ("All pairings", "nutpie", "Stan side"), ``forests.html``, ``forests-nutpie.html`` and
+``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars), ``accuracy.html`` (approximations' accuracy against time), ``studies.html`` (scaling studies,
 composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary),
 ``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained
 (inline CSS and SVG) and, as the committed records stand, under 400 KB, the index under 300 KB: each opens at once."""
@@ -28,6 +29,7 @@ from stanjax.reports import (
     claim_verdicts,
     claims,
     composed,
+    crossover,
     decomposition,
     figures,
     first_screen,
@@ -49,9 +51,11 @@ from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
-# The pairings page's two lists (context key: page, title, the pairings page's section), a forest plots' page each.
+CROSSOVER_TITLE = "When is JAX on a CPU faster than Stan? Each model's ratio against the work of one gradient"
+# The pairings page's lists (context key: page, title, section), a forest plots' page each (one was 466 KB).
 FOREST_PAGES = {
     "comparisons": ("forests.html", "All pairings", "headline"),
+    "nutpie": ("forests-nutpie.html", "nutpie", "nutpie"),
     "stan_side": ("forests-stan-side.html", "Stan side", "stan-side"),
 }
 
@@ -235,13 +239,15 @@ def report_context(
         "composed_ratios": composed.ratios(composed_rows),
         "summary": summary,
         "runs": runs,
-        "comparisons": [c for c in comparisons if not headline.is_stan_side(c)],
-        "stan_side": [c for c in comparisons if headline.is_stan_side(c)],
+        "comparisons": [c for c in comparisons if not headline.is_stan_side(c) and not headline.is_nutpie(c)],
+        "nutpie": [c for c in comparisons if headline.is_nutpie(c)],
+        "stan_side": [c for c in comparisons if headline.is_stan_side(c) and not headline.is_nutpie(c)],
         "claims": claims.claim_rows(answerable, comparisons, regime_maps, measurements, points),
         "tolerance": claim_verdicts.TOLERANCE,
         "maps": regime_maps,
         "overview": (overview := answer.overview(campaign, regime_maps, answer.front_end_gaps(comparisons))),
-        "regime_summary": (regime_summary := first_screen.regime_summary(overview)),
+        "crossover": (crossing := crossover.points(answer.cpu_answer(overview)["rows"], campaign)),
+        "regime_summary": (regime_summary := first_screen.regime_summary(overview, [p["regime"] for p in crossing])),
         "summary_widths": first_screen.column_widths(regime_summary),
         "why": answer.why(campaign, regime_maps),
         "decomposition": (decomposed := decomposition.rows(comparisons)),
@@ -287,6 +293,7 @@ def write_data(out_dir: Path, context: dict, as_read: list[RunRecord] | None) ->
                 "headline": context["all_comparisons"],
                 "claims": context["claims"],
                 "answer": {o["pairing"].key: o["sentence"] for o in context["overview"]},
+                "crossover": context["crossover"],
                 "regime_maps": [serialisable_map(m) for m in context["maps"]],
                 "composed": context["composed_ratios"],
             },
@@ -316,6 +323,8 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     pages: dict[str, dict] = {
         "index.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
+            crossover_figure=crossover.crossover_svg(context["crossover"], "JAX-CPU", "Stan-CPU", CROSSOVER_TITLE),
+            cpu_key=answer.CPU_KEY,
             approximations=accuracy_figures,
             stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
             models=sections,
@@ -329,15 +338,14 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
                 {"machine": machine, "size": size, "svg": figures.bar_chart_svg(panel, colours, machine, size)}
                 for (machine, size), panel in figures.ess_bars(samplers).groupby(["machine", "size"], sort=True)
             ],
-            approximations=accuracy_figures,
-            khat_fitted=validity.KHAT_FITTED,
         ),
+        "accuracy.html": dict(approximations=accuracy_figures, khat_fitted=validity.KHAT_FITTED),
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
-    pages["regimes.html"] = pages["why.html"] = {}
+    pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = {}
     for key, (name, title, anchor) in FOREST_PAGES.items():
-        ((other, other_title, _),) = [page for k, page in FOREST_PAGES.items() if k != key]
-        side = dict(anchor=anchor, title=title, other_page=other, other_title=other_title)
+        others = [{"page": page, "title": t} for k, (page, t, _) in FOREST_PAGES.items() if k != key]
+        side = dict(anchor=anchor, title=title, others=others)
         forests = [
             {
                 "anchor": forest_anchor(c),

@@ -6,12 +6,10 @@ ticks; invalid and failed runs are drawn, marked, never dropped."""
 
 from __future__ import annotations
 
-import hashlib
 import html
 import io
 import re
 import textwrap
-from collections import Counter
 
 import matplotlib
 import numpy as np
@@ -24,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
 from stanjax.reports.answer import title_of  # noqa: E402
+from stanjax.reports.svg_text import own_ids, shared_styles  # noqa: E402
 
 # Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext. Text stays text, named
 # by the font its layout was measured in and a fallback (matplotlib's default list, repeated on every label, was a
@@ -46,8 +45,9 @@ DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
 BETWEEN_TAGS = re.compile(r">\s+<")
 LINE_BREAKS = re.compile(r"\s*\n\s*")
-ARTIST_IDS = re.compile(r' id="(?:patch|line2d|text|xtick|ytick|legend|LineCollection|matplotlib\.axis)_\d+"')
-STYLE = re.compile(r' style="([^"]*)"')
+ARTIST_IDS = re.compile(
+    r' id="(?:patch|line2d|text|xtick|ytick|legend|LineCollection|PathCollection|matplotlib\.axis)_\d+"'
+)
 
 # The sampler each engine runs, for the figures' titles.
 SAMPLERS = {"stan": "NUTS", "numpyro": "NUTS", "blackjax_nuts": "NUTS", "blackjax_chees": "ChEES-tuned HMC"}
@@ -112,13 +112,13 @@ def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, ti
 
 def svg(fig, title: str, legend_below: list | None = None, legend_size: float | str = "x-small") -> str:
     """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
-    marked by id (``figure-title``, ``x-label``, ``y-label``) for the browser test; ``legend_below``: handles of
+    marked by id (ending ``figure-title``, ``x-label``, ``y-label``: ``own_ids``) for the browser test; ``legend_below``: handles of
     a legend under the panels (the saved figure grown to hold it), its text ``legend_size``."""
     # 0.12 in from the top whatever the height (matplotlib's 2 % of it put a tall figure's title over its panels')
     fig.suptitle(title, fontsize=9.5, y=1 - 0.12 / fig.get_figheight()).set_gid("figure-title")
-    for ax in fig.axes:
-        ax.xaxis.label.set_gid("x-label")
-        ax.yaxis.label.set_gid("y-label")
+    for i, ax in enumerate(fig.axes, 1):  # one id each: a figure of two panels has two x labels
+        ax.xaxis.label.set_gid(f"axes{i}-x-label")
+        ax.yaxis.label.set_gid(f"axes{i}-y-label")
     fig.tight_layout()
     if legend_below:
         fig.legend(
@@ -138,21 +138,7 @@ def svg(fig, title: str, legend_below: list | None = None, legend_size: float | 
     text = text[text.index("<svg") :]
     text = shared_styles(ARTIST_IDS.sub("", LINE_BREAKS.sub(" ", BETWEEN_TAGS.sub("><", METADATA.sub("", text)))))
     start = text.index(">") + 1
-    return f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}"
-
-
-def shared_styles(text: str) -> str:
-    """Each inline style an SVG repeats becomes a class defined once in the SVG's own ``<style>``: matplotlib
-    writes a grid line's or a tick's whole style on every one (a third of the first screen's figure: 83 -> 56 KB).
-    A class is named by its style's hash, so figures of one page that share a style share one meaning for it."""
-    counts = Counter(STYLE.findall(text))
-    shared = {style: f"s{hashlib.sha1(style.encode()).hexdigest()[:7]}" for style, n in counts.items() if n > 1}
-    if not shared:
-        return text
-    text = STYLE.sub(lambda m: f' class="{shared[m[1]]}"' if m[1] in shared else m[0], text)
-    start = text.index(">") + 1
-    rules = "".join(f".{name}{{{style}}}" for style, name in shared.items())
-    return f"{text[:start]}<style>{rules}</style>{text[start:]}"
+    return own_ids(f"{text[:start]}<title>{html.escape(title)}</title>{text[start:]}")
 
 
 def ess_bars(runs: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """The first screen's words: per pairing the sentence that answers (``answer_sentence``) and, per regime, what
-its models show (``regime_summary``), from the rows ``reports.answer.overview`` gathers; each model counted once.
+its models show (``regime_summary``), from the rows ``reports.answer.overview`` gathers; each model counted once, and
+a family of near-duplicates (``ModelSpec.variant_of``: NES's eight years, the kidiq regressions) once for all of it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,34 @@ from stanjax.reports.stats import MIN_BLOCKS
 SENTENCE_DETAIL = 3  # a direction with more models than this is summarised: the first screen stays one screen
 
 
+def counted_once(rows: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Rows grouped by family of near-duplicates (``ModelSpec.variant_of``; a model without one is its own), in the
+    order they come: every count on the first screen counts a family once."""
+    grouped: dict[str, list[dict]] = {}
+    for r in rows:
+        grouped.setdefault(r.get("counted_as") or r["title"], []).append(r)
+    return list(grouped.items())
+
+
 def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) -> str:
     """The pairing's answer in words: where the numerator is faster, slower or not clearly either (each model's
     ratios with a verdict at its best-evidenced size, one per machine: two machines may disagree, and the sentence
-    says so), what has too few blocks, and when nothing answers, what the records hold instead."""
+    says so; a family of near-duplicates counted once, with its members' range), what has too few blocks, and when
+    nothing answers, what the records hold instead."""
+    units = counted_once(rows)
     measured, thin = [], []
-    for r in rows:
-        verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
-        if verdicts:
-            measured += [(r["title"], e) for e in verdicts if e["size"] == verdicts[0]["size"]]
-        elif r["entries"]:
-            thin.append((r["title"], r["entries"][0]))
+    for unit, members in units:
+        verdicts_of_unit, first_thin = [], None
+        for r in members:
+            verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
+            if verdicts:
+                verdicts_of_unit += [{**e, "member": r["title"]} for e in verdicts if e["size"] == verdicts[0]["size"]]
+            elif r["entries"] and first_thin is None:
+                first_thin = r["entries"][0]
+        if verdicts_of_unit:
+            measured += [(unit, e) for e in verdicts_of_unit]
+        elif first_thin is not None:
+            thin.append((unit, first_thin))
     name = f"{pairing.numerator_name} against {pairing.denominator_name} (ESS/s per model, compile excluded)"
     if not measured:
         kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
@@ -45,13 +63,13 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
             + (f" No verdict: {extra}." if extra else "")
             + f" What would answer it: {pairing.measured_by}."
         )
-    # direction -> title -> its entries, a machine each; a model whose machines disagree is counted once, apart
+    # direction -> unit -> its entries, a machine (and a member) each; a unit whose entries disagree counted apart
     by_direction: dict[str, dict[str, list[dict]]] = {d: {} for d in (FASTER, SLOWER, UNCLEAR)}
-    per_model: dict[str, list[dict]] = {}
+    per_unit: dict[str, list[dict]] = {}
     for t, e in measured:
-        per_model.setdefault(t, []).append(e)
-    differ = {t: es for t, es in per_model.items() if len({e["direction"] for e in es}) > 1}
-    for t, es in per_model.items():
+        per_unit.setdefault(t, []).append(e)
+    differ = {t: es for t, es in per_unit.items() if len({e["direction"] for e in es}) > 1}
+    for t, es in per_unit.items():
         if t not in differ:
             by_direction[es[0]["direction"]][t] = es
     parts = []
@@ -64,20 +82,23 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
         if len(found) > SENTENCE_DETAIL:
             parts.append(f"{verb} on {count(len(found))} models, {extremes(found)}")
         elif found:
-            parts.append(
-                f"{verb} on "
-                + ", ".join(
-                    f"{t} ({'; '.join(f'{interval(e["ratio"])}, {e["machine"]}' for e in entries)})"
-                    for t, entries in found.items()
-                )
-            )
-    if differ:  # machines of one model disagree: each machine's verdict, named
+            parts.append(f"{verb} on " + ", ".join(shown(t, entries) for t, entries in found.items()))
+    machines_differ = {t: es for t, es in differ.items() if len({e["member"] for e in es}) == 1}
+    if machines_differ:  # machines of one model disagree: each machine's verdict, named
         parts.append(
-            f"the machines differ on {count(len(differ))} model{'s' if len(differ) > 1 else ''} ("
+            f"the machines differ on {count(len(machines_differ))} model{'s' if len(machines_differ) > 1 else ''} ("
             + "; ".join(
                 f"{t}: " + ", ".join(f"{e['direction']} on {e['machine']}{over(e, es)}" for e in es)
-                for t, es in differ.items()
+                for t, es in machines_differ.items()
             )
+            + ")"
+        )
+    members_differ = {t: es for t, es in differ.items() if t not in machines_differ}
+    if members_differ:  # a family's near-duplicates disagree: how many of them point each way
+        parts.append(
+            f"the near-duplicates of {count(len(members_differ))} "
+            f"famil{'ies' if len(members_differ) > 1 else 'y'} differ ("
+            + "; ".join(f"{t}: {directions_of_members(es)}" for t, es in members_differ.items())
             + ")"
         )
     if len(thin) > SENTENCE_DETAIL:
@@ -86,17 +107,51 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
         parts.append(
             "insufficient data on " + ", ".join(f"{t} ({so_far(e['ratio'])}, {no_verdict(e)})" for t, e in thin)
         )
-    invalid = [r for r in rows if not r["entries"] and r.get("why", "").startswith(f"{INVALID}:")]
+    unanswered = [(t, members) for t, members in units if not any(r["entries"] for r in members)]
+    invalid = [
+        (t, failed)
+        for t, members in unanswered
+        if (failed := [r for r in members if r.get("why", "").startswith(f"{INVALID}:")])
+    ]
     if invalid:
         parts.append(
             f"neither side valid on {count(len(invalid))} model{'s' if len(invalid) > 1 else ''} ("
-            + "; ".join(f"{r['title']}: {gates_failed(r['why'])}" for r in invalid)
+            + "; ".join(f"{t}: {gates_failed(failed[0]['why'])}" for t, failed in invalid)
             + ")"
         )
-    missing = sum(1 for r in rows if not r["entries"]) - len(invalid)
+    missing = len(unanswered) - len(invalid)
     sentence = f"{name}: " + "; ".join(parts) + (f"; {count(missing)} model(s) not measured." if missing else ".")
     summarised = [found for found in by_direction.values() if len(found) > SENTENCE_DETAIL]
-    return sentence + (" Each model's ratio and interval: the figure below." if summarised else "")
+    return (
+        sentence + (" Each model's ratio and interval: the figure below." if summarised else "") + families_note(units)
+    )
+
+
+def shown(unit: str, entries: list[dict]) -> str:
+    """A unit of the sentence with its ratios: a model's interval on each machine, a family's members' range."""
+    members = {e["member"] for e in entries}
+    if len(members) > 1:
+        return f"{unit} ({count(len(members))} posteriors, {ratios([e['ratio'].value for e in entries])})"
+    return f"{unit} ({'; '.join(f'{interval(e["ratio"])}, {e["machine"]}' for e in entries)})"
+
+
+def directions_of_members(entries: list[dict]) -> str:
+    """How many of a family's members point each way: "faster on 5, no clear difference on 3"."""
+    words = {FASTER: "faster", SLOWER: "slower", UNCLEAR: "no clear difference"}
+    return ", ".join(
+        f"{words[d]} on {count(len({e['member'] for e in entries if e['direction'] == d}))}"
+        for d in (FASTER, SLOWER, UNCLEAR)
+        if any(e["direction"] == d for e in entries)
+    )
+
+
+def families_note(units: list[tuple[str, list[dict]]]) -> str:
+    """The sentence's last words where a family of near-duplicates was counted once: which, and how many each."""
+    shared = [(t, members) for t, members in units if len(members) > 1]
+    if not shared:
+        return ""
+    named = "; ".join(f"{t} ({count(len(members))} posteriors)" for t, members in shared)
+    return f" Near-duplicates count once, as a family: {named}."
 
 
 def over(entry: dict, entries: list[dict]) -> str:
@@ -141,17 +196,20 @@ def machine_slug(label: str) -> str:
     return re.sub(r"-[0-9a-f]{8}$", "", label)
 
 
-def regime_summary(overview: list[dict]) -> list[dict]:
-    """The first screen's "when": per regime (the regime map's order) and pairing, one short cell: its models
+def regime_summary(overview: list[dict], order: list[str] | None = None) -> list[dict]:
+    """The first screen's "when": per regime (those in ``order`` first, in its order: the crossover figure's, along
+    the work of a gradient; the others in the regime map's) and pairing, one short cell: its models
     counted once each (at their best-evidenced entry: measured first, the default size first): the verdicts with
     the range of their ratios in ESS/s and in time to 1,000 effective draws and the machines they come from, then
     the models two machines disagree on, ratios without a verdict yet (with their direction), the models neither
     side sampled validly, and those not measured."""
     regimes = list(dict.fromkeys(r["regime"] for r in overview[0]["rows"]))
+    ranked = {regime: i for i, regime in enumerate(dict.fromkeys(order or []))}
+    regimes.sort(key=lambda regime: ranked.get(regime, len(ranked)))  # stable: the rest keep the map's order
     found = [
         {
             "regime": regime,
-            "models": sum(r["regime"] == regime for r in overview[0]["rows"]),
+            "models": len(counted_once([r for r in overview[0]["rows"] if r["regime"] == regime])),
             "cells": [regime_cell([r for r in o["rows"] if r["regime"] == regime]) for o in overview],
         }
         for regime in regimes
@@ -196,41 +254,62 @@ def column_widths(summary: list[dict], chars_per_percent: float = 0.9, step: int
 
 
 def regime_cell(rows: list[dict]) -> dict:
-    """One regime's models in one pairing: ``verdict`` (the direction its verdicts share, "mixed", or the state of
-    its models where none has a verdict) and ``text``."""
-    measured, differ, thin = [], [], []
-    for r in rows:
-        verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
-        if len({e["direction"] for e in verdicts}) > 1:
-            differ.append(r["title"])
-        elif verdicts:
-            measured.append(verdicts[0])
-        elif r["entries"]:
-            thin.append((r["title"], r["entries"][0]))
+    """One regime's models in one pairing, a family of near-duplicates counted once: ``verdict`` (the direction
+    its verdicts share, "mixed", or the state of its models where none has a verdict) and ``text``."""
+    measured: list[list[dict]] = []  # a unit's verdict entries, a member each
+    differ: list[str] = []  # a model whose machines disagree
+    split_families: list[str] = []  # a family whose near-duplicates disagree
+    thin: list[tuple[str, dict]] = []
+    units = counted_once(rows)
+    for unit, members in units:
+        entries, first_thin, split = [], None, False
+        for r in members:
+            verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
+            if len({e["direction"] for e in verdicts}) > 1:
+                split = True
+            elif verdicts:
+                entries.append(verdicts[0])
+            elif r["entries"] and first_thin is None:
+                first_thin = r["entries"][0]
+        if split or len({e["direction"] for e in entries}) > 1:
+            (differ if len(members) == 1 else split_families).append(unit)
+        elif entries:
+            measured.append(entries)
+        elif first_thin is not None:
+            thin.append((unit, first_thin))
+    flat = [e for entries in measured for e in entries]
     parts = []
     for direction_name in (FASTER, SLOWER, UNCLEAR):
-        values = [e["ratio"].value for e in measured if e["direction"] == direction_name]
+        values = [e["ratio"].value for entries in measured for e in entries if e["direction"] == direction_name]
         if values:
+            units_that_way = sum(1 for entries in measured if entries[0]["direction"] == direction_name)
             word = "no clear difference" if direction_name == UNCLEAR else direction_name
-            parts.append(f"{word} on {count(len(values))} ({ratios(values)})")
-    to_result = [e["to_result"]["ratio"] for e in measured if e["to_result"]["ratio"]]
+            parts.append(f"{word} on {count(units_that_way)} ({ratios(values)})")
+    to_result = [e["to_result"]["ratio"] for e in flat if e["to_result"]["ratio"]]
     if to_result:
         parts.append(f"to 1,000 ESS {ratios(to_result)}")
     if measured:
-        parts[-1] += f" [{', '.join(sorted({machine_slug(e['machine']) for e in measured}))}]"
+        parts[-1] += f" [{', '.join(sorted({machine_slug(e['machine']) for e in flat}))}]"
     if differ:
         parts.append(f"machines differ on {', '.join(differ)}")
+    if split_families:
+        parts.append(f"near-duplicates differ in {', '.join(split_families)}")
     if len(thin) == 1:
         t, e = thin[0]
         parts.append(f"{t}: {so_far(e['ratio'])} ({no_verdict(e)}, {machine_slug(e['machine'])})")
     elif thin:
         parts.append(f"{count(len(thin))} with too few blocks")
-    invalid = [r for r in rows if not r["entries"] and r.get("why", "").startswith(f"{INVALID}:")]
-    parts += [f"neither side valid: {r['title']} ({gates_failed(r['why'])})" for r in invalid]
-    missing = sum(1 for r in rows if not r["entries"]) - len(invalid)
+    unanswered = [(t, members) for t, members in units if not any(r["entries"] for r in members)]
+    invalid = [
+        (t, found)
+        for t, members in unanswered
+        if (found := [r for r in members if r.get("why", "").startswith(f"{INVALID}:")])
+    ]
+    parts += [f"neither side valid: {t} ({gates_failed(found[0]['why'])})" for t, found in invalid]
+    missing = len(unanswered) - len(invalid)
     if missing:
         parts.append(f"not measured: {count(missing)}")
-    directions = {e["direction"] for e in measured} | ({"mixed"} if differ else set())
+    directions = {entries[0]["direction"] for entries in measured} | ({"mixed"} if differ or split_families else set())
     verdict = (
         directions.pop()
         if len(directions) == 1

@@ -120,6 +120,12 @@ PAIRINGS = (
 )
 
 
+def is_nutpie(comparison: dict) -> bool:
+    """A side is nutpie (on the Stan program or on NumPyro's potential): the "nutpie" section's, which splits a JAX
+    ÷ Stan ratio into its sampler's and its gradient's parts, not the headline's."""
+    return any(comparison[side]["engine"].startswith("nutpie") for side in ("numerator_setup", "denominator_setup"))
+
+
 def is_stan_side(comparison: dict) -> bool:
     """Stan against Stan (front ends), or against the retired pystan driver: the "Stan side" section's, not the
     headline's."""

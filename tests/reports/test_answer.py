@@ -76,6 +76,35 @@ def test_the_regime_summary_says_in_a_line_what_each_regime_shows():
     assert cells["ODE"] == {"verdict": "not-measured", "text": "not measured: 1"}
 
 
+def nes(year: int, value: float) -> dict:
+    """A planted near-duplicate: one of NES's years, a member of the family "NES"."""
+    return {**row(f"NES {year}", "small regression", entry("epyc", value)), "counted_as": "NES"}
+
+
+def test_a_family_of_near_duplicates_counts_once_with_its_members_range():
+    years = [nes(1972, 2.0), nes(1976, 3.0), nes(1980, 4.0), nes(1984, 5.0)]
+    rows = [*years, row("Dogs", "small regression", entry("epyc", 15.4))]
+    sentence = answer_sentence(CPU, rows, pd.DataFrame())
+    assert "JAX-CPU faster on NES (4 posteriors, 2.00–5.00×), Dogs (15.4× (13.9–16.9×), epyc)." in sentence
+    assert sentence.endswith(" Near-duplicates count once, as a family: NES (4 posteriors).")
+    [summary] = regime_summary([{"pairing": CPU, "rows": rows}])
+    assert summary["models"] == 2
+    assert summary["cells"][0]["text"] == "faster on 2 (2.00–15.4×); to 1,000 ESS 1.50× [epyc]"
+    # one year pointing another way: the family once, apart, with how many of its members point each way
+    mixed = [*years[:3], nes(1984, 1.0)]
+    sentence = answer_sentence(CPU, mixed, pd.DataFrame())
+    assert "the near-duplicates of 1 family differ (NES: faster on 3, no clear difference on 1)" in sentence
+    assert "JAX-CPU faster on" not in sentence
+    [summary] = regime_summary([{"pairing": CPU, "rows": mixed}])
+    assert summary["cells"][0] == {"verdict": "mixed", "text": "near-duplicates differ in NES"}
+
+
+def test_the_regime_summary_follows_the_order_it_is_given_then_the_maps():
+    """The crossover figure's order of regimes (along the work of a gradient) first; the rest as the map has them."""
+    summary = regime_summary([{"pairing": CPU, "rows": ROWS}], ["ODE", "data-parallel"])
+    assert [r["regime"] for r in summary] == ["ODE", "data-parallel", "published recursion", "tiny model", "a funnel"]
+
+
 def test_the_regime_summary_gives_its_width_to_the_column_with_more_to_say():
     """A column of "not measured" gets less than one of long verdicts; the widths fill the table; a lone regime
     name keeps at least ``step`` percent."""

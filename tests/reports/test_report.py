@@ -8,6 +8,7 @@ import gzip
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -119,10 +120,13 @@ PAGES = (
     "index.html",
     "regimes.html",
     "why.html",
+    "provenance.html",
     "pairings.html",
     "forests.html",
+    "forests-nutpie.html",
     "forests-stan-side.html",
     "figures.html",
+    "accuracy.html",
     "studies.html",
 )
 
@@ -134,7 +138,7 @@ def pages(index: Path) -> str:
 
 
 def pairings(index: Path) -> str:
-    """The pairings page ("All pairings", "Stan side") of the report whose index is ``index``."""
+    """The pairings page ("All pairings", "nutpie", "Stan side") of the report whose index is ``index``."""
     return (index.parent / "pairings.html").read_text()
 
 
@@ -148,22 +152,39 @@ def section(html: str, name: str) -> str:
     return html[start : html.index("</section>", start)]
 
 
+def test_every_id_on_a_page_is_its_own(report):
+    """Each page's ids (its sections' and every figure's, matplotlib's groups included) name one element each: a
+    figure's ids are prefixed by its own hash (figures.own_ids), so two figures on a page share none."""
+    _, out = report
+    for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:
+        ids = Counter(re.findall(r' id="([^"]+)"', page.read_text()))
+        repeated = sorted(i for i, n in ids.items() if n > 1)
+        assert not repeated, (page.name, repeated[:5])
+    figures = (out / "figures.html").read_text()
+    assert figures.count("-figure-title") >= 1 and 'id="figure_1"' not in figures
+
+
 def test_report_is_self_contained(report):
     html, out = report
     assert html.count("<svg") >= 1  # the answer's figure, inline
     assert (out / "figures.html").read_text().count("<svg") >= 1  # the bar chart
     assert (out / "studies.html").read_text().count("<svg") >= 3  # the study figures
     # each pairing's forest plot is on its list's forests page, the pairings page links to it from the pairing's block
-    for name, page in (("headline", "forests.html"), ("stan-side", "forests-stan-side.html")):
+    for name, page in (
+        ("headline", "forests.html"),
+        ("nutpie", "forests-nutpie.html"),
+        ("stan-side", "forests-stan-side.html"),
+    ):
         listed, forests = section(pairings(out / "index.html"), name), (out / page).read_text()
         links = re.findall(r'<a href="([a-z-]+\.html)#(forest-[a-z0-9-]+)">', listed)
-        assert (links or name == "stan-side") and "<svg" not in listed
+        assert (links or name != "headline") and "<svg" not in listed
         assert {linked for linked, _ in links} <= {page}
         for _, anchor in links:
             assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', forests), anchor
     assert 'href="regimes.html#regime-map"' in html and '<section id="regime-map"' not in html
     assert 'href="why.html#why"' in html and '<section id="why"' in (out / "why.html").read_text()
-    assert 'href="pairings.html#headline"' in html and 'href="pairings.html#stan-side"' in html
+    for name in ("headline", "nutpie", "stan-side"):
+        assert f'href="pairings.html#{name}"' in html
     for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:
         # url(#id): an SVG clip path
         assert not re.search(r"<script|<link|<img|src=|@import|url\((?!#)", page.read_text()), page
@@ -204,6 +225,21 @@ def test_the_committed_pages_open_at_once():
         page = ROOT / "results" / "report" / name
         limit = 300_000 if name == "index.html" else 400_000
         assert page.stat().st_size <= limit, f"{page}: {page.stat().st_size:,} bytes"
+
+
+def test_the_files_the_committed_report_promises_are_beside_it():
+    """Every file a committed page links to, and every file results/README.md names beside the report, is there:
+    the README once promised a records.json.gz that the committed report (its records linked in place) never had."""
+    report_dir = ROOT / "results" / "report"
+    for page in [*(report_dir / n for n in PAGES), *sorted((report_dir / "models").glob("*.html"))[:3]]:
+        for target in re.findall(r'href="([^"#:]+)"', page.read_text()):
+            assert (page.parent / target).exists(), (page.name, target)
+    readme = (ROOT / "results" / "README.md").read_text()
+    paragraph = readme[readme.index("[`report/`]") :].split("\n\n")[0]
+    named = re.findall(r"`([\w./]+\.(?:gz|json|html|md))`", paragraph)
+    assert "summary.json" in named
+    for name in named:
+        assert (ROOT / "results" / name if name.startswith("report/") else report_dir / name).exists(), name
 
 
 def test_every_record_is_in_the_csv_and_the_json(report, fixture_records):
@@ -481,8 +517,9 @@ def test_provenance_names_the_workers_malloc_settings_and_records_made_without_t
         for r in fixture_records[:2]
     ]
     untuned = [r for r in fixture_records if r.provenance.glibc_tunables is None]
-    html = build(write(tmp_path, [*untuned, *tuned]), tmp_path / "r").read_text()
-    malloc = re.search(r'<p id="malloc">(.*?)</p>', html, re.S).group(1)
+    build(write(tmp_path, [*untuned, *tuned]), tmp_path / "r")
+    provenance = (tmp_path / "r" / "provenance.html").read_text()
+    malloc = re.search(r'<p id="malloc">(.*?)</p>', provenance, re.S).group(1)
     assert "glibc.malloc.mmap_threshold=1" in malloc
     assert ("not set (glibc&#39;s adaptive defaults)" in malloc) == bool(untuned)
 
@@ -680,7 +717,7 @@ def test_each_bar_is_the_median_of_its_machines_and_sizes_valid_runs(tmp_path, f
             )
     assert sorted((machine, size) for machine, size, _ in panels) == sorted(expected)
     for machine, size, svg in panels:
-        bars = sorted(float(v) for v in re.findall(r'id="bar:([^"]+)"', svg))
+        bars = sorted(float(v) for v in re.findall(r'id="f[0-9a-f]{8}-bar:([^"]+)"', svg))
         want = sorted(float(np.median(values)) for values in expected[(machine, size)].values())
         assert bars == pytest.approx(want, rel=1e-12), (machine, size)
         # a label that ran a model without a valid run says so in the panel
@@ -872,9 +909,9 @@ def test_approximate_runs_get_their_accuracy_figure_and_stay_out_of_every_ess_ra
     html = build(write(tmp_path, [*fixture_records, *flows]), out).read_text()
     block = section(html, "approximations")
     assert "eight_schools-eight_schools_noncentered (tiny)" in block and "<svg" not in block  # index opens at once
-    figure_page = (out / "figures.html").read_text()
+    figure_page = (out / "accuracy.html").read_text()
     anchor = "accuracy-xeon-2core-eight_schools-eight_schools_noncentered-tiny"
-    assert f'href="figures.html#{anchor}"' in block and f'<h3 id="{anchor}">' in figure_page
+    assert f'href="accuracy.html#{anchor}"' in block and f'<h3 id="{anchor}">' in figure_page
     assert "<svg" in section(figure_page, "approximations")
     assert "RealNVP-flow-CPU" in block and "NumPyro-CPU" in block and "httpstan-CPU" in block
     assert '<td class="text">RealNVP-flow-CPU</td><td>2</td><td>1</td>' in block  # 2 runs, 1 fitted (k-hat 0.3)
@@ -1085,8 +1122,10 @@ def test_a_superseded_campaign_is_left_out_and_counted(tmp_path, fixture_records
     [entry] = found["left_out"]["superseded_entries"]
     assert entry["runs"] == n and entry["fixed_by"] == "0123abc" and entry["selector"] == f"campaigns {campaign}"
     assert f"{n} of {n} runs</strong> ({n} superseded)" in section(html, "answer")
+    assert 'href="provenance.html#superseded"' in section(html, "excluded")
+    provenance = (tmp_path / "r" / "provenance.html").read_text()
     assert f"Superseded ({n} run(s), fixed by 0123abc): campaigns {campaign}: timed under a bug" in section(
-        html, "excluded"
+        provenance, "superseded"
     )
     # every run still shown, marked
     assert pages(tmp_path / "r" / "index.html").count("superseded: timed under a bug (fixed by 0123abc)") == n
@@ -1331,8 +1370,9 @@ def test_two_machines_under_one_name_are_told_apart_by_their_calibrations(tmp_pa
     (results / records.MEASUREMENTS_FILE).write_text(
         "".join(json.dumps(m) + "\n" for m in (_calibration("a", 0.030, 0.020), _calibration("bb", 0.051, 0.0205)))
     )
-    html = build(results, tmp_path / "report").read_text()
-    assert "Two machines under one name:" in html and "1.70×" in html
+    build(results, tmp_path / "report")
+    provenance = (tmp_path / "report" / "provenance.html").read_text()
+    assert "Two machines under one name:" in provenance and "1.70×" in provenance
 
 
 def test_time_to_result_counts_a_fresh_process_to_1000_effective_draws(fixture_records):
@@ -1487,6 +1527,18 @@ def test_the_why_page_splits_jax_over_stan_with_nutpie_and_the_first_screen_name
     first = index.read_text()
     assert '<p id="nutpie-stan" class="small"><strong>nutpie on your Stan program</strong>' in first
     assert "1.00× so far (2 blocks; 5 needed) on " in first
+    # the nutpie pairings are a list of their own, their forest plots on a page of their own
+    listed = pairings(index)
+    sides = re.compile(r'data-numerator="([^"]+)" data-denominator="([^"]+)"')
+    assert ("nutpie-JAX-CPU", "nutpie-Stan-CPU") in sides.findall(section(listed, "nutpie"))
+    assert not any("nutpie" in a + b for a, b in sides.findall(section(listed, "headline")))
+    assert not any("nutpie" in a + b for a, b in sides.findall(section(listed, "stan-side")))
+    forests = {
+        name: re.findall(r'<h3 id="forest-[^"]+">([^<]+)</h3>', (tmp_path / "r" / name).read_text())
+        for name in ("forests.html", "forests-nutpie.html")
+    }
+    assert forests["forests.html"] and not any("nutpie" in title for title in forests["forests.html"])
+    assert forests["forests-nutpie.html"] and all("nutpie" in title for title in forests["forests-nutpie.html"])
     plain = tmp_path / "plain"
     plain.mkdir()
     assert 'id="nutpie-stan"' not in build(write(plain, today), plain / "r").read_text()

@@ -198,7 +198,8 @@ def test_an_svgs_repeated_styles_are_classes_defined_once_in_it():
     its own <style>, named by the style's hash; a style used once stays inline. Drawn alike, a third smaller."""
     import matplotlib.pyplot as plt
 
-    from stanjax.reports.figures import STYLE, shared_styles, svg
+    from stanjax.reports.figures import svg
+    from stanjax.reports.svg_text import STYLE, shared_styles
 
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3], [1, 4, 9])
