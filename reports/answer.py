@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from stanjax import models
-from stanjax.reports.first_screen import answer_sentence, machine_slug
+from stanjax.reports.first_screen import answer_sentence, machine_slug, short_sentence
 from stanjax.reports.headline import BUNDLED_STAN, Pairing
 from stanjax.reports.numbers import count, number, span, speed, times
 from stanjax.reports.regimes import INVALID, MEASURED, size_order
@@ -343,6 +343,7 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                 "pairing": m["pairing"],
                 "rows": rows,
                 "sentence": answer_sentence(m["pairing"], rows, campaign),
+                "short": short_sentence(m["pairing"], rows),
                 "other_way": list(dict.fromkeys(other_way)),
                 "with_ratio": len({r["counted_as"] for r in rows if r["entries"]}),
             }

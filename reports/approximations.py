@@ -27,7 +27,7 @@ from stanjax.reports.claim_verdicts import (
     REPRODUCED,
     claim_model,
 )
-from stanjax.reports.figures import log_axes, svg
+from stanjax.reports.figures import SMALLEST_PT, log_axes, svg
 from stanjax.reports.numbers import count, number
 from stanjax.runner.core.engine_registry import STAN
 from stanjax.runner.measure import references, validity
@@ -89,7 +89,7 @@ def accuracy_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
         ax.set_xlabel("wall seconds, data to draws (compile excluded)")
         ax.set_ylabel(ylabel)
         ax.grid(which="both", alpha=0.3)
-    left.legend(fontsize="x-small")
+    left.legend(fontsize=SMALLEST_PT)
     return svg(fig, title)
 
 

@@ -1,11 +1,13 @@
-"""Turn result records into a report: ``index.html`` (the answer first, then the claims and what no answer uses),
+"""Turn result records into a report: ``index.html`` (the answer first, then the table per model, the claims),
 ``regimes.html`` (the regime map), ``why.html`` (each ratio's factors, what each engine label had),
-``provenance.html`` (machines, calibrations, versions, commands, what was superseded),
+``provenance.html`` (what no answer uses, failed runs, machines, calibrations, versions, commands, what was
+superseded), ``glossary.html``,
 ``pairings.html`` ("All pairings", "nutpie", "Stan side"), ``forests.html``, ``forests-nutpie.html`` and
-``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (ESS/s bars), ``accuracy.html`` (approximations' accuracy against time), ``studies.html`` (scaling studies,
+``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (each model's ratios, ESS/s bars),
+``accuracy.html`` (approximations' medians and accuracy against time), ``studies.html`` (scaling studies,
 composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary),
 ``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained
-(inline CSS and SVG) and, as the committed records stand, under 400 KB, the index under 300 KB: each opens at once."""
+(inline CSS and SVG) and, as the committed records stand, under 400 KB, the index under 250 KB and ten screens: each opens at once."""
 
 from __future__ import annotations
 
@@ -19,7 +21,6 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 import jinja2
-import msgspec
 import numpy as np
 import pandas as pd
 
@@ -36,6 +37,7 @@ from stanjax.reports import (
     glossary,
     headline,
     machines,
+    model_table,
     numbers,
     regimes,
     roofline,
@@ -45,8 +47,7 @@ from stanjax.reports.model_pages import model_page, model_sections
 from stanjax.reports.runs_table import failed_groups, summarise, tidy
 from stanjax.reports.study_figures import rwmh_label, study_figures
 from stanjax.runner.core import records, superseded
-from stanjax.runner.core.engine_registry import STAN, family
-from stanjax.runner.core.environment import Machine
+from stanjax.runner.core.engine_registry import STAN
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import validity
 
@@ -104,29 +105,6 @@ def exclusions(runs: pd.DataFrame, entries: tuple[superseded.Entry, ...], all_re
             }
             for e in entries
         ],
-    }
-
-
-def provenance_rows(all_records: list[RunRecord]) -> dict:
-    """Distinct machines, versions, commits and commands across the records."""
-
-    def distinct(values):
-        return sorted({json.dumps(v, sort_keys=True) for v in values})
-
-    prov = [r.provenance for r in all_records]
-    stan_info = [r.engine_info for r in all_records if family(r.engine) == STAN and r.engine_info]
-    return {
-        "machines": [
-            {**json.loads(v), "label": msgspec.convert(json.loads(v), Machine).label}
-            for v in distinct(records.to_builtins(p.machine) for p in prov)
-        ],
-        "versions": [json.loads(v) for v in distinct(p.versions for p in prov)],
-        "commits": distinct(f"{p.git_commit}{' (dirty)' if p.git_dirty else ''}" for p in prov),
-        "commands": distinct(p.command for p in prov),
-        # Records made before the runner fixed glibc's malloc thresholds ran with glibc's adaptive defaults.
-        "glibc_tunables": sorted({p.glibc_tunables or "not set (glibc's adaptive defaults)" for p in prov}),
-        "stan": [json.loads(v) for v in distinct(stan_info)],
-        "dates": (min(r.created for r in all_records), max(r.created for r in all_records)),
     }
 
 
@@ -233,6 +211,7 @@ def report_context(
     return {
         "all_records": all_records,
         "samplers": samplers,
+        "campaign": campaign,
         "points": points,
         "all_comparisons": comparisons,
         "composed": composed_rows,
@@ -257,7 +236,7 @@ def report_context(
         "resources": answer.resources(campaign),
         "resource_columns": answer.RESOURCE_COLUMNS,
         "glossary": glossary.TERMS,
-        "provenance": {**provenance_rows(all_records), "calibrations": machines.calibrations(measurements)},
+        "provenance": {**machines.provenance(all_records), "calibrations": machines.calibrations(measurements)},
         "stan_front_ends": stan_front_ends(runs, comparisons),
         "failed": failed_groups(runs[runs.status != "ok"]),
         "gates": validity,
@@ -293,6 +272,7 @@ def write_data(out_dir: Path, context: dict, as_read: list[RunRecord] | None) ->
                 "headline": context["all_comparisons"],
                 "claims": context["claims"],
                 "answer": {o["pairing"].key: o["sentence"] for o in context["overview"]},
+                "first_screen": {o["pairing"].key: o["short"] or o["sentence"] for o in context["overview"]},
                 "crossover": context["crossover"],
                 "regime_maps": [serialisable_map(m) for m in context["maps"]],
                 "composed": context["composed_ratios"],
@@ -322,27 +302,32 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     }
     pages: dict[str, dict] = {
         "index.html": dict(
-            answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             crossover_figure=crossover.crossover_svg(context["crossover"], "JAX-CPU", "Stan-CPU", CROSSOVER_TITLE),
             cpu_key=answer.CPU_KEY,
-            approximations=accuracy_figures,
-            stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
-            models=sections,
+            cpu_name=(cpu := answer.cpu_answer(context["overview"]))["pairing"].title,
+            model_columns=model_table.COLUMNS,
+            model_table=model_table.rows(cpu["rows"], context["campaign"], [p["regime"] for p in context["crossover"]]),
+            unlisted=[m for m in sections if m["model_id"] not in {r["model_id"] for r in cpu["rows"]}],
             has_studies=bool(studies),
             nightly=nightly,
             history=history_figures(history, colours) if history else [],
         ),
         "pairings.html": {},
         "figures.html": dict(
+            answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             bars=[
                 {"machine": machine, "size": size, "svg": figures.bar_chart_svg(panel, colours, machine, size)}
                 for (machine, size), panel in figures.ess_bars(samplers).groupby(["machine", "size"], sort=True)
             ],
         ),
-        "accuracy.html": dict(approximations=accuracy_figures, khat_fitted=validity.KHAT_FITTED),
+        "accuracy.html": dict(
+            approximations=accuracy_figures,
+            khat_fitted=validity.KHAT_FITTED,
+            stan_approximations=bool((points.approximate & (points.family == STAN)).any()),
+        ),
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
-    pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = {}
+    pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = pages["glossary.html"] = {}
     for key, (name, title, anchor) in FOREST_PAGES.items():
         others = [{"page": page, "title": t} for k, (page, t, _) in FOREST_PAGES.items() if k != key]
         side = dict(anchor=anchor, title=title, others=others)

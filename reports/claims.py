@@ -15,6 +15,7 @@ import pandas as pd
 from stanjax.reports.approximations import carpenter_row
 from stanjax.reports.claim_verdicts import (
     DEPENDS,
+    INSUFFICIENT,
     NOT_MEASURED,
     TOLERANCE,
     VERDICTS,
@@ -116,11 +117,8 @@ def maskell_row(
     regimes: dict[str, list[dict]] = {}
     for c in cells:
         regimes.setdefault(regime_name(regime_of(c["model_id"])), []).append(c)
-    by_regime = {}
-    for name, members in regimes.items():
-        ratio = members[0]["ratio"] if len(members) == 1 else geometric_mean(members)["ratio"]
-        by_regime[name] = (ratio_verdict(ratio, claimed, basis["size"]), members)
-    heads = {head(v) for v, _ in by_regime.values()}
+    by_regime = {name: (*regime_verdict(members, claimed, basis["size"]), members) for name, members in regimes.items()}
+    heads = {head(v) for v, _, _ in by_regime.values()}
     if len(heads) == 1:
         verdict = (
             next(iter(by_regime.values()))[0]
@@ -131,8 +129,8 @@ def maskell_row(
         )
     else:
         groups: dict[str, list[str]] = {}
-        for name, (v, _) in by_regime.items():
-            groups.setdefault(head(v), []).append(name)
+        for name, (v, evidence, _) in by_regime.items():
+            groups.setdefault(head(v), []).append(f"{name}{f' ({evidence})' if evidence else ''}")
         verdict = f"{DEPENDS}: " + "; ".join(
             f"{h} for {', '.join(names)}"
             for h, names in sorted(
@@ -141,7 +139,8 @@ def maskell_row(
         )
     regime_text = "; ".join(
         f"{name} ({len(members)} models, geometric mean {shown(geometric_mean(members)['ratio'])}): {head(v)}"
-        for name, (v, members) in by_regime.items()
+        + (f", from its models' own blocks ({evidence})" if evidence else "")
+        for name, (v, evidence, members) in by_regime.items()
         if len(members) > 1
     )
     geo = geometric_mean(cells)["ratio"] if len(cells) > 1 else None
@@ -156,6 +155,22 @@ def maskell_row(
         + (f" Secondary: geometric mean over these {len(cells)} models {shown(geo)}." if geo else "")
     )
     return {**row, "measured": measured, "verdict": verdict}
+
+
+def regime_verdict(members: list[dict], claimed: float, size: str) -> tuple[str, str]:
+    """A regime's verdict and the models it rests on: its geometric mean's where that has the blocks for one; else
+    its models' own verdicts where some have them (one model's 5 blocks are a finding, not "insufficient data"
+    because its neighbour has 2), "depends on the regime" if they differ; else the mean's "insufficient data"."""
+    ratio = members[0]["ratio"] if len(members) == 1 else geometric_mean(members)["ratio"]
+    mean = ratio_verdict(ratio, claimed, size)
+    decided = [c for c in members if head(c["verdict"]) not in (INSUFFICIENT, NOT_MEASURED)]
+    if len(members) == 1 or head(mean) != INSUFFICIENT or not decided:
+        return mean, ""
+    evidence = ", ".join(f"{c['model_id']} {shown(c['ratio'])}" for c in decided)
+    if len(decided) < len(members):
+        evidence += f"; {count(len(members) - len(decided))} other model(s) with too few blocks"
+    heads = {head(c["verdict"]) for c in decided}
+    return (heads.pop() if len(heads) == 1 else DEPENDS), evidence
 
 
 def tran_hoffman_row(runs: pd.DataFrame) -> dict:

@@ -27,10 +27,14 @@ from stanjax.reports.svg_text import own_ids, shared_styles  # noqa: E402
 # Text from records (model IDs, labels) is drawn as written: a "$" never starts mathtext. Text stays text, named
 # by the font its layout was measured in and a fallback (matplotlib's default list, repeated on every label, was a
 # tenth of the report's index).
+# The smallest text a figure draws: 8.5 pt is 11.3 px where the figure is shown at its own size (at 800 px and
+# narrower a figure scrolls inside its box rather than shrink: base.html).
+SMALLEST_PT = 8.5
 plt.rcParams.update(
     {
         "svg.fonttype": "none",
         "font.size": 9,
+        "legend.fontsize": SMALLEST_PT,
         "text.parse_math": False,
         "font.family": "sans-serif",
         "font.sans-serif": ["DejaVu Sans", "Arial"],
@@ -106,11 +110,11 @@ def log_log_pair(fig, xlabel: str, left_label: str, right_label: str, legend, ti
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(which="both", alpha=0.3)
-    legend.legend(fontsize="x-small")
+    legend.legend(fontsize=SMALLEST_PT)
     return svg(fig, title)
 
 
-def svg(fig, title: str, legend_below: list | None = None, legend_size: float | str = "x-small") -> str:
+def svg(fig, title: str, legend_below: list | None = None, legend_size: float = SMALLEST_PT) -> str:
     """The figure as an SVG element, titled (a drawn title and an SVG ``<title>``), its title and axis labels
     marked by id (ending ``figure-title``, ``x-label``, ``y-label``: ``own_ids``) for the browser test; ``legend_below``: handles of
     a legend under the panels (the saved figure grown to hold it), its text ``legend_size``."""
@@ -172,7 +176,7 @@ def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -
                     y,
                     f"{label}: no valid run ({row.runs} run(s))",
                     va="center",
-                    fontsize=7,
+                    fontsize=SMALLEST_PT,
                     color=colours[label],
                     transform=ax.get_yaxis_transform(),
                 )
@@ -184,7 +188,7 @@ def bar_chart_svg(panel: pd.DataFrame, colours: dict, machine: str, size: str) -
     ax.set_xlabel("ESS/s (min bulk ESS ÷ user s, compile excluded; median over valid runs)")
     ax.set_ylabel("model")
     ax.legend(
-        handles=[Patch(color=colours[label], label=label) for label in labels], loc="lower right", fontsize="small"
+        handles=[Patch(color=colours[label], label=label) for label in labels], loc="lower right", fontsize=SMALLEST_PT
     )
     ax.grid(axis="x", which="both", alpha=0.3)
     chains = "/".join(str(c) for c in sorted(panel.chains.unique()))
@@ -253,7 +257,7 @@ def forest_svg(comparison: dict) -> str:
     ratio_axis(ax)
     ax.set_xlabel(f"{comparison['numerator']} ESS/s ÷ {comparison['denominator']} ESS/s (90 % bootstrap interval)")
     ax.set_ylabel("model")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.legend(fontsize=SMALLEST_PT, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(axis="x", which="both", alpha=0.3)
     return svg(
         fig,
@@ -375,9 +379,9 @@ def history_svg(group: pd.DataFrame, colours: dict, title: str) -> str:
         right.plot(x, line.ms, marker="o", label=label, color=colours[label])
     for ax, ylabel in ((left, "ESS/s (median)"), (right, "ms per gradient (median)")):
         log_axes(ax, x=False)
-        ax.set_xticks(range(len(order)), [c[:15] for c in order], rotation=30, ha="right", fontsize=7)
+        ax.set_xticks(range(len(order)), [c[:15] for c in order], rotation=30, ha="right", fontsize=SMALLEST_PT)
         ax.set_xlabel("campaign")
         ax.set_ylabel(ylabel)
         ax.grid(which="both", alpha=0.3)
-    left.legend(fontsize="x-small")
+    left.legend(fontsize=SMALLEST_PT)
     return svg(fig, title)

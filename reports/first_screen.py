@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import statistics
 
 import pandas as pd
 
@@ -33,19 +34,7 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
     says so; a family of near-duplicates counted once, with its members' range), what has too few blocks, and when
     nothing answers, what the records hold instead."""
     units = counted_once(rows)
-    measured, thin = [], []
-    for unit, members in units:
-        verdicts_of_unit, first_thin = [], None
-        for r in members:
-            verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
-            if verdicts:
-                verdicts_of_unit += [{**e, "member": r["title"]} for e in verdicts if e["size"] == verdicts[0]["size"]]
-            elif r["entries"] and first_thin is None:
-                first_thin = r["entries"][0]
-        if verdicts_of_unit:
-            measured += [(unit, e) for e in verdicts_of_unit]
-        elif first_thin is not None:
-            thin.append((unit, first_thin))
+    measured, thin = verdicts_of_units(units)
     name = f"{pairing.numerator_name} against {pairing.denominator_name} (ESS/s per model, compile excluded)"
     if not measured:
         kinds = {s["label"] for s in setups(campaign) if pairing.numerator(s)}
@@ -124,6 +113,82 @@ def answer_sentence(pairing: Pairing, rows: list[dict], campaign: pd.DataFrame) 
     summarised = [found for found in by_direction.values() if len(found) > SENTENCE_DETAIL]
     return (
         sentence + (" Each model's ratio and interval: the figure below." if summarised else "") + families_note(units)
+    )
+
+
+def verdicts_of_units(units: list[tuple[str, list[dict]]]) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
+    """Each unit's entries with a verdict (every machine's, at its members' best-evidenced size, each marked with
+    its ``member``), and the units without one but with a ratio (its first)."""
+    measured, thin = [], []
+    for unit, members in units:
+        verdicts_of_unit, first_thin = [], None
+        for r in members:
+            verdicts = [e for e in r["entries"] if e["state"] == MEASURED]
+            if verdicts:
+                verdicts_of_unit += [{**e, "member": r["title"]} for e in verdicts if e["size"] == verdicts[0]["size"]]
+            elif r["entries"] and first_thin is None:
+                first_thin = r["entries"][0]
+        if verdicts_of_unit:
+            measured += [(unit, e) for e in verdicts_of_unit]
+        elif first_thin is not None:
+            thin.append((unit, first_thin))
+    return measured, thin
+
+
+def short_sentence(pairing: Pairing, rows: list[dict]) -> str | None:
+    """The first screen's sentence, read in seconds: on which machines, how many model families (a family of
+    near-duplicates once) the numerator samples faster, slower or not clearly either, with the ranges (the
+    models named where a direction has few), the rest counted, and on how many of those with a verdict the
+    denominator reaches 1,000 effective draws sooner once compilation is counted. None where no model has a
+    verdict: ``answer_sentence`` then says what the records hold and what would answer."""
+    units = counted_once(rows)
+    measured, thin = verdicts_of_units(units)
+    if not measured:
+        return None
+    per_unit: dict[str, list[dict]] = {}
+    for t, e in measured:
+        per_unit.setdefault(t, []).append(e)
+    direction = {
+        t: es[0]["direction"] if len({e["direction"] for e in es}) == 1 else "mixed" for t, es in per_unit.items()
+    }
+
+    def way(wanted: str, word: str) -> str:
+        found = [t for t, d in direction.items() if d == wanted]
+        values = [e["ratio"].value for t in found for e in per_unit[t]]
+        named = f": {'; '.join(found)}" if len(found) <= SENTENCE_DETAIL else ""
+        return f"{word} on {count(len(found))} ({ratios(values)}{named})" if found else ""
+
+    num, den = pairing.numerator_name, pairing.denominator_name
+    faster = sum(d == FASTER for d in direction.values())
+    ways = [w for w in (way(SLOWER, "slower"), way(UNCLEAR, "not clearly either")) if w]
+    head = f"{num} samples {count(faster)} of {count(len(units))} model families faster than {den} in ESS/s"
+    if faster:
+        head += f" ({ratios([e['ratio'].value for t, d in direction.items() if d == FASTER for e in per_unit[t]])})"
+    unanswered = [members for _, members in units if not any(r["entries"] for r in members)]
+    invalid = sum(any(r.get("why", "").startswith(f"{INVALID}:") for r in members) for members in unanswered)
+    rest = [
+        f"the machines or near-duplicates differ on {count(n)}"
+        if (n := sum(d == "mixed" for d in direction.values()))
+        else "",
+        f"{count(len(thin))} {'has' if len(thin) == 1 else 'have'} too few blocks" if thin else "",
+        f"neither side is valid on {count(invalid)}" if invalid else "",
+        f"{count(len(unanswered) - invalid)} not measured" if len(unanswered) > invalid else "",
+    ]
+    sooner = [
+        t
+        for t, d in direction.items()
+        if d != "mixed"
+        and (r := [e["to_result"]["ratio"] for e in per_unit[t] if e["to_result"]["ratio"]])
+        and statistics.median(r) < 1
+    ]
+    judged = sum(d != "mixed" for d in direction.values())
+    machines = sorted({machine_slug(e["machine"]) for _, e in measured})
+    return (
+        f"On {' and '.join(machines)}, compile excluded, {head}"
+        + "".join(f", {w}" for w in ways)
+        + "".join(f"; {r}" for r in rest if r)
+        + f". Counting compilation in a fresh process, {den} reaches 1,000 effective draws sooner on "
+        + f"{count(len(sooner))} of the {count(judged)} with a verdict."
     )
 
 

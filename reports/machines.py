@@ -1,12 +1,18 @@
-"""Machines told apart: the calibration each campaign started with (a fixed Stan gradient and a fixed JAX gradient,
+"""What the records were made on and with (``provenance``: machines, versions, commits, commands, Stan builds), and
+machines told apart: the calibration each campaign started with (a fixed Stan gradient and a fixed JAX gradient,
 timed on one core: :mod:`stanjax.runner.measure.gradient_cost`), per machine label, and where two campaigns of one machine
 name disagree by more than ``SPREAD``: their ratios are then two machines' ratios under one name."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 
+from stanjax.runner.core import records
+from stanjax.runner.core.engine_registry import STAN, family
 from stanjax.runner.core.environment import Machine
+from stanjax.runner.core.records import RunRecord
 
 SPREAD = 0.15  # two calibrations of one side this far apart (high ÷ low - 1) are two machines
 
@@ -58,3 +64,26 @@ def calibrations(measurements: list[dict]) -> dict:
                     f"{SPREAD:.0%} apart, so the ratios of these campaigns are of two machines under one name"
                 )
     return {"rows": rows, "differ": differ}
+
+
+def provenance(all_records: list[RunRecord]) -> dict:
+    """Distinct machines, versions, commits and commands across the records."""
+
+    def distinct(values):
+        return sorted({json.dumps(v, sort_keys=True) for v in values})
+
+    prov = [r.provenance for r in all_records]
+    stan_info = [r.engine_info for r in all_records if family(r.engine) == STAN and r.engine_info]
+    return {
+        "machines": [
+            {**json.loads(v), "label": msgspec.convert(json.loads(v), Machine).label}
+            for v in distinct(records.to_builtins(p.machine) for p in prov)
+        ],
+        "versions": [json.loads(v) for v in distinct(p.versions for p in prov)],
+        "commits": distinct(f"{p.git_commit}{' (dirty)' if p.git_dirty else ''}" for p in prov),
+        "commands": distinct(p.command for p in prov),
+        # Records made before the runner fixed glibc's malloc thresholds ran with glibc's adaptive defaults.
+        "glibc_tunables": sorted({p.glibc_tunables or "not set (glibc's adaptive defaults)" for p in prov}),
+        "stan": [json.loads(v) for v in distinct(stan_info)],
+        "dates": (min(r.created for r in all_records), max(r.created for r in all_records)),
+    }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stanjax.reports.figures import log_axes, plt, svg
+from stanjax.reports.figures import SMALLEST_PT, log_axes, plt, svg
 from stanjax.reports.study_figures import ITEM_BYTES, bandwidth
 from stanjax.runner.core import records
 from stanjax.runner.measure.gradient_clocks import CLOCK_WORDS, clock_of
@@ -88,7 +88,7 @@ def figure(measurements: list[dict]) -> dict | None:
     ax.set_xlabel("N (rows of the design)")
     ax.set_ylabel("ms per log density + gradient")
     ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize=SMALLEST_PT)
     title = "Roofline: covtype logistic regression, ms per gradient against N, measured before sampling"
     if frame[frame.device == "gpu"].empty:
         notes.append("no GPU measurement in these records yet: the CPU lines only")

@@ -13,6 +13,7 @@ from matplotlib.lines import Line2D
 from stanjax.reports import headline, numbers, study_claims, survey
 from stanjax.reports.figures import (  # pyplot as figures.py set it up: the Agg backend, text drawn as written
     MACHINE_MARKERS,
+    SMALLEST_PT,
     log_axes,
     log_log_pair,
     plt,
@@ -164,7 +165,7 @@ def data_size_svg(
                 f"{c['label']} overtakes\n{c['stan_label']}: N≈{c['n']:,.0f}",
                 (c["n"], 0),
                 xycoords=("data", "axes fraction"),
-                fontsize=7,
+                fontsize=SMALLEST_PT,
                 xytext=(3, 5),
                 textcoords="offset points",
             )
@@ -248,5 +249,5 @@ def devices_svg(rows: list[dict]) -> str:
     ax.set_xlabel(f"devices ({table.backend.iloc[0]})")
     ax.set_ylabel("speed-up over 1 device")
     ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize=SMALLEST_PT)
     return svg(fig, "Devices: sharded log density + gradient, speed-up against devices")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from stanjax import models
-from stanjax.reports.figures import log_axes, plt, svg
+from stanjax.reports.figures import SMALLEST_PT, log_axes, plt, svg
 from stanjax.reports.stats import BOOTSTRAP_SAMPLES, SEED, interval
 from stanjax.runner.core import records
 from stanjax.runner.measure.gradient_clocks import clock_of
@@ -138,14 +138,18 @@ def figure(measurements: list[dict]) -> dict | None:
                 )
             for _, row in pd.concat([rows.nsmallest(2, "speedup"), rows.nlargest(2, "speedup")]).iterrows():
                 ax.annotate(
-                    row.model_id, (row.parameters, row.speedup), fontsize=8, xytext=(3, 3), textcoords="offset points"
+                    row.model_id,
+                    (row.parameters, row.speedup),
+                    fontsize=SMALLEST_PT,
+                    xytext=(3, 3),
+                    textcoords="offset points",
                 )
     ax.axhline(1.0, color="black", lw=0.8)
     log_axes(ax, suffix="×")
     ax.set_xlabel("parameters (unconstrained elements)")
     ax.set_ylabel("Stan ms ÷ JAX ms per gradient, same clock")
     ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize=SMALLEST_PT)
     title = (
         "Per-gradient survey of posteriordb: JAX-CPU's speed-up over Stan per posterior (one core, float64), "
         "each side on the clock its marker says"

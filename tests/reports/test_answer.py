@@ -4,7 +4,7 @@ its failed gates, ratios without a verdict with their direction so far, and the 
 
 import pandas as pd
 
-from stanjax.reports.first_screen import answer_sentence, column_widths, regime_summary
+from stanjax.reports.first_screen import answer_sentence, column_widths, regime_summary, short_sentence
 from stanjax.reports.headline import PAIRINGS
 from stanjax.reports.stats import Ratio
 
@@ -195,3 +195,21 @@ def test_a_ratio_over_httpstans_build_is_set_apart_from_the_first_screen():
     assert over_todays_stan([old], campaign) == ([], [old])
     assert over_todays_stan([old, new], campaign.assign(front_end="bundled")) == ([old, new], [])
     assert over_httpstan_only([old]).startswith("over httpstan-CPU only (2.04× faster on xeon-2core): the bundled")
+
+
+def test_the_first_screen_sentence_counts_families_and_says_where_stan_is_sooner():
+    """The sentence a reader takes in at a glance: the machines, the families each way with their ranges (a few
+    named), the rest counted, and how many with a verdict reach 1,000 effective draws sooner on Stan once
+    compilation counts; none where no model has a verdict (the full sentence says what the records hold)."""
+    rows = [*ROWS, row("GP", "GP", entry("epyc", 0.5, to_result=0.4))]
+    assert short_sentence(CPU, rows) == (
+        "On epyc and xeon, compile excluded, JAX-CPU samples 2 of 7 model families faster than Stan-CPU in ESS/s "
+        "(5.10–15.4×), slower on 1 (2.00× slower: GP); the machines or near-duplicates differ on 1; 1 has too few "
+        "blocks; neither side is valid on 1; 1 not measured. Counting compilation in a fresh process, Stan-CPU "
+        "reaches 1,000 effective draws sooner on 1 of the 3 with a verdict."
+    )
+    years = [nes(1972, 2.0), nes(1976, 3.0), nes(1980, 4.0), nes(1984, 5.0)]
+    family = short_sentence(CPU, [*years, row("Dogs", "small regression", entry("epyc", 15.4))])
+    assert family.startswith("On epyc, compile excluded, JAX-CPU samples 2 of 2 model families faster than Stan-CPU")
+    assert "(2.00–15.4×)." in family
+    assert short_sentence(CPU, [row("Lotka", "ODE", why="no JAX-CPU and Stan-CPU runs of it in a campaign")]) is None
