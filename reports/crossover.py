@@ -46,10 +46,15 @@ def points(rows: list[dict], campaign: pd.DataFrame) -> list[dict]:
     return sorted(out, key=lambda p: p["ms_per_gradient"])
 
 
+def ratio_runs(entry: dict, campaign: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The valid runs of one side (``label``) behind one ratio of the first screen."""
+    ids = [*entry["entry"]["run_ids"][0], *entry["entry"]["run_ids"][1]]
+    return campaign[campaign.run_id.isin(ids) & (campaign.label == label) & campaign.valid]
+
+
 def stan_ms_per_gradient(entry: dict, campaign: pd.DataFrame) -> float:
     """The median ms per gradient of the valid Stan runs behind one ratio (its denominator's)."""
-    ids = [*entry["entry"]["run_ids"][0], *entry["entry"]["run_ids"][1]]
-    stan = campaign[campaign.run_id.isin(ids) & (campaign.label == entry["denominator"]) & campaign.valid]
+    stan = ratio_runs(entry, campaign, entry["denominator"])
     return float(stan.ms_per_gradient.median()) if len(stan) else float("nan")
 
 

@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from stanjax.reports.crossover import ratio_runs
 from stanjax.reports.headline import cold_compile_s
 from stanjax.reports.numbers import count, interval, number, times
 from stanjax.reports.regimes import MEASURED
@@ -47,8 +48,7 @@ def cell(value: float | None, text: str | None = None, whole: bool = False) -> d
 def side(campaign: pd.DataFrame, entry: dict, label: str, cold: pd.Series) -> dict:
     """One side of a ratio's valid runs: medians of ms per gradient, ESS/s, time to 1,000 effective draws, cold
     compilation (the uncached build where a run paid it, else what the runs paid) and of the size columns."""
-    ids = [*entry["entry"]["run_ids"][0], *entry["entry"]["run_ids"][1]]
-    runs = campaign[campaign.run_id.isin(ids) & (campaign.label == label) & campaign.valid]
+    runs = ratio_runs(entry, campaign, label)
     compile_s = cold.reindex(runs.index).fillna(runs.compile_s)
     return {
         "ms": runs.ms_per_gradient.median(),
