@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from stanjax.models import ModelSpec
-    from stanjax.runner.pairing.check import CheckResult
+    from stanjax.runner.pairing.check_result import CheckResult
 
 __all__ = ["Comparison", "Posterior", "Run", "check", "compare", "load", "posterior", "report", "sample"]
 
@@ -319,7 +319,7 @@ def check(*target: str | Path, data: str | Path | None = None, **options) -> Che
     data
         A JSON data file for a pair of files.
     options
-        The verb's: size, seed, points, chains, warmup, draws, repeats, timeout, reference, stop_after, out,
+        The verb's: size, seed, points, chains, warmup, draws, repeats, timeout, budget, reference, stop_after, out,
         model_dir, wait, engines (the pair, and nutpie_stan, nutpie_jax beside it).
 
     Returns

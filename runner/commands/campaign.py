@@ -30,8 +30,8 @@ from stanjax.runner.core import environment, folder_lock, records
 from stanjax.runner.core.config import ISAS
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure.estimates import Estimator
-from stanjax.runner.measure.jobs import stopped_by
 from stanjax.runner.measure.plan import check_gpu_visible, usable_cores
+from stanjax.runner.measure.stopping import stopped_by
 
 DESCRIPTION = (
     "Plan the whole GPU-vs-CPU comparison to fit --budget on this box, then run it one step per command: each "

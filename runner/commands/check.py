@@ -9,21 +9,23 @@ stage that ran past ``--timeout``), 130 / 143 stopped by Ctrl-C / SIGTERM.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import signal
 from pathlib import Path
 
-import jinja2
 from rich.console import Console
 from rich.table import Table
 
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
+from stanjax.runner.commands import check_page
 from stanjax.runner.commands.run import add_wait
 from stanjax.runner.measure import validity
-from stanjax.runner.measure.jobs import interrupted
-from stanjax.runner.pairing.check import STAGES, CheckResult, check
-from stanjax.runner.pairing.check_verdicts import EXIT
-from stanjax.runner.pairing.pair_files import PAIR
+from stanjax.runner.measure.stopping import interrupted
+from stanjax.runner.pairing.check import STAGES, check
+from stanjax.runner.pairing.check_result import CheckResult
+from stanjax.runner.pairing.check_verdicts import EXIT, SAME
+from stanjax.runner.pairing.pair_files import PAIR, CheckRequest
 from stanjax.runner.pairing.speed_advice import figure
 
 DESCRIPTION = """\
@@ -35,18 +37,22 @@ Check that a Stan program and a NumPyro model define the same posterior on your 
   density  at --points draws of a short Stan run (one chain, 200 warm-up iterations), Stan's and NumPyro's log
            densities must differ by one constant (to 1e-6) and their gradients agree; a failure names the
            parameters the difference moves with. Exit 1.
-  run      a short run of bundled Stan and NumPyro on the CPU, --repeats times each: R-hat, ESS and divergence
-           gates on every run, the two engines' posterior means and sds within 5 combined MCSEs, then ESS/s
-           (NumPyro / Stan: the median over paired repeats, a 90 % interval from 5 repeats), ESS per 1000
+  run      a short run of bundled Stan and NumPyro on the CPU, --repeats times each, once its time, estimated
+           from the density stage's short run, fits --budget: R-hat, ESS and divergence gates on every run (an
+           engine whose runs fail R-hat alone is judged on their chains pooled; runs that fail only ESS, R-hat
+           or the engines' agreement run again with twice the draws, to 4 x --draws within --budget), the two
+           engines' posterior means and sds within 5 combined MCSEs, then ESS/s (NumPyro / Stan: the median
+           over paired repeats, a 90 % interval from 5 repeats), ESS per 1000
            gradients and ms per gradient on each side, and each parameter's mean and sd on both sides. With
            --engines ... nutpie_stan nutpie_jax, nutpie runs both programs beside them (one sampler): nutpie on
            your Stan program, and the gap split into the gradient's part and the sampler's.
 
 Verdicts: "same posterior" (exit 0), "different posterior" (exit 1: the density check failed), "sampling
 failed" (exit 3: the densities agree but a run failed a gate or the draws disagree; with advice). Exit 2: a
-problem with the input, found before anything runs, or a static or density stage that ran past --timeout (each runs
-in a worker process of its own). Exit 130 / 143: stopped by Ctrl-C / SIGTERM, nothing left running. Writes
-OUT/check.html and appends the runs' records to OUT/results.jsonl."""
+problem with the input, found before anything runs, a static or density stage that ran past --timeout (each runs
+in a worker process of its own), or runs estimated past --budget. Exit 130 / 143: stopped by Ctrl-C / SIGTERM,
+nothing left running. Writes OUT/check.html (once the check holds OUT: every verdict, exit 2 and a stop too) and
+appends the runs' records to OUT/results.jsonl, their draws to OUT/draws."""
 
 EPILOG = """\
 examples:
@@ -110,6 +116,14 @@ def add_parser(verbs) -> None:
         help="seconds before the static stage, the density stage or one run is stopped (default: %(default)s)",
     )
     parser.add_argument(
+        "--budget",
+        type=float,
+        default=10.0,
+        metavar="MINUTES",
+        help="minutes the runs may take: estimated from the density stage's short Stan run before they start, and "
+        "refused past it, saying what would fit (default: %(default)s)",
+    )
+    parser.add_argument(
         "--reference",
         type=Path,
         metavar="DRAWS.json[.zip]",
@@ -143,54 +157,6 @@ def add_parser(verbs) -> None:
 
 # --- output --------------------------------------------------------------------------------------------------------
 
-HTML = jinja2.Environment(autoescape=True).from_string("""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>stanjax check: {{ spec.id }}</title>
-<style>
-body { font: 15px/1.45 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; } td, th { padding: .3rem .7rem; border-bottom: 1px solid #ddd; }
-th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.pass { color: #17692b; font-weight: 600; } .fail { color: #b00020; font-weight: 600; } code { font-size: 90%; }
-</style></head><body>
-<h1>stanjax check: <code>{{ spec.id }}</code></h1>
-<p>{{ spec.description.rstrip('.') }}. Stan: <code>{{ spec.stan_file }}</code>;
-NumPyro: <code>{{ spec.jax_file }}</code>; size <code>{{ size }}</code>, data seed {{ seed }}. Verdict:
-<span class="{{ 'pass' if verdict in (None, 'same posterior') else 'fail' }}">{{ headline }}</span>.</p>
-{% if advice %}<ul>{% for line in advice %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
-<table><tr><th>stage</th><th>verdict</th><th>what was found</th><th>seconds</th></tr>
-{% for stage in stages %}<tr><td>{{ stage.name }}</td>
-<td class="{{ 'pass' if stage.ok else 'fail' }}">{{ 'ok' if stage.ok else 'FAIL' }}</td>
-<td>{{ stage.line }}{% for note in stage.notes %}<br>note: {{ note }}{% endfor %}</td>
-<td class="n">{{ '%.1f' % stage.seconds }}</td></tr>{% endfor %}</table>
-{% if rows %}
-<h2>Short run</h2>
-<p>{{ settings }}. Rates are medians over the runs; ESS is the minimum bulk ESS over parameters.</p>
-<table><tr><th>engine</th><th>valid runs</th><th>ESS/s</th><th>ESS / 1000 gradients</th><th>ms / gradient</th>
-<th>min bulk ESS</th><th>max R-hat</th><th>divergences</th><th>compile s</th><th>failed</th></tr>
-{% for r in rows %}<tr><td>{{ r.engine }}</td><td class="n">{{ r.valid }} / {{ r.runs }}</td>
-<td class="n">{{ figure(r.ess_per_s) }}</td><td class="n">{{ figure(r.ess_per_1000_gradients) }}</td>
-<td class="n">{{ figure(r.ms_per_gradient) }}</td><td class="n">{{ '%.0f' % r.min_ess_bulk }}</td>
-<td class="n">{{ '%.3f' % r.max_rhat }}</td><td class="n">{{ r.divergences }}</td>
-<td class="n">{{ '%.1f' % r.compile_s }}</td><td>{{ r.failed | join(', ') }}</td></tr>{% endfor %}</table>
-<p>Speed: {{ speed }}.</p>
-{% if speed_advice %}<ul>{% for line in speed_advice %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
-<p>Engines agree: {{ agrees }}.</p>
-<h2>Parameters</h2>
-<p>Each engine's mean and sd over its runs; z: the difference of the means over their combined MCSE (largest |z|
-first).</p>
-{% set with_reference = parameters | selectattr('reference') | list %}
-<table><tr><th>parameter</th><th>Stan mean</th><th>Stan sd</th><th>NumPyro mean</th><th>NumPyro sd</th><th>z</th>
-{% if with_reference %}<th>reference mean</th><th>reference sd</th>{% endif %}</tr>
-{% for p in parameters %}<tr><td>{{ p.parameter }}</td><td class="n">{{ figure(p.stan.mean) }}</td>
-<td class="n">{{ figure(p.stan.sd) }}</td><td class="n">{{ figure(p.numpyro.mean) }}</td>
-<td class="n">{{ figure(p.numpyro.sd) }}</td><td class="n">{{ '%.2f' % p.z }}</td>
-{% if with_reference %}{% if p.reference %}<td class="n">{{ figure(p.reference.mean) }}</td>
-<td class="n">{{ figure(p.reference.sd) }}</td>{% else %}<td></td><td></td>{% endif %}{% endif %}</tr>
-{% endfor %}</table>
-{% endif %}
-<p><small>Made by <code>{{ command }}</code>; records in <code>{{ records }}</code>.</small></p>
-</body></html>
-""")
-
 
 def speed_text(speed: Ratio | None) -> str:
     if speed is None:
@@ -211,8 +177,9 @@ def agreement_text(pairs: list[dict]) -> str:
     sd = max((p.get("max_z_sd", 0.0) for p in pairs), default=0.0)
     verdict = "yes" if all(p["passed"] for p in pairs) else "NO"
     return (
-        f"{verdict}: largest |z| {worst['max_z']:.2g} for means ({worst['worst_parameter']}), {sd:.2g} for sds, "
-        f"limit {validity.K_REFERENCE:g} (per repeat, Stan's run against NumPyro's)"
+        f"{verdict}: largest |z| {worst['max_z']:.2g} for means ({worst['worst_parameter']} in repeat "
+        f"{worst['repeat'] + 1}), {sd:.2g} for sds, limit {validity.K_REFERENCE:g} (each repeat's Stan run against "
+        "its NumPyro run; the parameter table's z pools every run)"
     )
 
 
@@ -256,6 +223,7 @@ def table(rows: list[dict]) -> Table:
     return out
 
 
+LOG_WIDTH = 160  # columns of the check's output where it is not a terminal
 PARAMETERS_SHOWN = 10  # rows of the per-parameter table in the terminal (the page has all)
 
 
@@ -289,6 +257,8 @@ def parameter_table(parameters: list[dict]) -> Table:
 
 def main(args) -> int:
     console = Console(highlight=False)
+    if not console.is_terminal:  # a log: tables at their width, not wrapped at 80 columns
+        console = Console(highlight=False, width=LOG_WIDTH)
     shown: list[str] = []
 
     def progress(result: CheckResult) -> None:
@@ -302,32 +272,41 @@ def main(args) -> int:
                 print_runs(console, result)
 
     try:
-        result = check(args, progress)  # the namespace has CheckRequest's names
+        result = check(args, progress, lambda spec_id, out, err: refused_page(args, spec_id, out, err))
     except KeyboardInterrupt as stop:  # in the static or density stage: its worker ended, nothing was recorded
         signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
         print(f"interrupted ({signal.Signals(signum).name}) before the runs: nothing recorded")
         return 128 + signum
-    if result.stopped is not None:
-        return interrupted(result.stopped, result.records, result.jobs, result.out)
     report = {
         "spec": result.spec,
+        "spec_id": result.spec.id,
         "size": result.size,
         "seed": result.seed,
         "stages": result.stages,
         "rows": result.rows,
         "parameters": result.parameters,
         "records": result.out / "results.jsonl",
-        "command": command(args),
+        "command": command(args, result.out),
         "advice": result.advice,
+        "settings": result.settings,
+        "speed": speed_text(result.speed),
+        "agrees": agreement_text(result.pairs),
+        "speed_advice": result.speed_advice,
     }
-    if result.rows:
-        report |= {
-            "settings": result.settings,
-            "speed": speed_text(result.speed),
-            "agrees": agreement_text(result.pairs),
-            "speed_advice": result.speed_advice,
-        }
+    if result.stopped is not None:  # the page holds the runs that finished, without a verdict
+        signum = getattr(result.stopped, "signum", signal.SIGINT)
+        done = f"{len(result.records)} of {len(result.jobs)} runs"
+        check_page.write_page(
+            result.out, report, f"STOPPED ({signal.Signals(signum).name}) after {done}: no verdict", False
+        )
+        return interrupted(result.stopped, result.records, result.jobs, result.out)
     return _finish(console, result.out, report, result.verdict)
+
+
+def refused_page(args, spec_id: str, out: Path, err: Exception) -> None:
+    """check.html for a check refused for its input once it held ``out`` (exit 2): an earlier check's page was set
+    aside first (``pair_files.target``)."""
+    check_page.write_refused(out, spec_id, str(err).splitlines(), command(args, out))
 
 
 def print_runs(console: Console, result: CheckResult) -> None:
@@ -354,35 +333,32 @@ def print_runs(console: Console, result: CheckResult) -> None:
         console.print(f"  speed advice   {line}", highlight=False, soft_wrap=True)
 
 
-def command(args) -> str:
-    """The check as a command line (what the page was made by)."""
-    options = [
-        ("--data", args.data),
-        ("--model-dir", args.model_dir),
-        ("--size", args.size if args.data is None else None),
-        ("--seed", args.seed),
-        ("--reference", args.reference),
-    ]
-    engines = ["--engines", *args.engines] if list(args.engines) != list(PAIR) else []
-    return shlex.join(
-        [
-            "stanjax",
-            "check",
-            *args.target,
-            *(str(part) for option, value in options if value is not None for part in (option, value)),
-            *engines,
-        ]
-    )
+# CheckRequest's options that the "Made by" line repeats where they differ from their defaults (--out always)
+REPEATED = (
+    *("data", "model_dir", "size", "seed", "points", "chains", "warmup", "draws", "repeats", "timeout"),
+    *("budget", "reference", "stop_after", "engines"),
+)
+
+
+def command(args, out: Path) -> str:
+    """The check as a command line that makes it again (what the page was made by): the target, every option that
+    differs from its default, and the folder it wrote."""
+    defaults = {entry.name: entry.default for entry in dataclasses.fields(CheckRequest)} | {"engines": list(PAIR)}
+    parts = ["stanjax", "check", *args.target]
+    for name in REPEATED:
+        value = getattr(args, name)
+        if value is None or value == defaults[name] or (name == "size" and args.data is not None):
+            continue
+        parts += [f"--{name.replace('_', '-')}", *(map(str, value) if isinstance(value, list) else [str(value)])]
+    return shlex.join([*parts, "--out", str(out)])
 
 
 def _finish(console: Console, out: Path, report: dict, verdict: str | None) -> int:
     """The HTML page and the verdict's exit code; ``None``: every stage run passed, the check stopped before the
     run that gives a verdict (exit 0)."""
-    out.mkdir(parents=True, exist_ok=True)
-    page = out / "check.html"
     last = report["stages"][-1]["name"]
     headline = verdict.upper() if verdict else f"PASS (stopped after {last}: no verdict on the draws)"
-    page.write_text(HTML.render(verdict=verdict, headline=headline, figure=figure, **report))
+    page = check_page.write_page(out, report, headline, verdict in (None, SAME))
     for line in report.get("advice", []):
         console.print(f"  advice: {line}", highlight=False, soft_wrap=True)
     console.print(f"{headline}: {page}", highlight=False, soft_wrap=True)

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         except KeyboardInterrupt as stop:  # before anything ran (planning, --wait): one line, no traceback
-            signum = getattr(stop, "signum", signal.SIGINT)  # jobs.Stopped: SIGTERM
+            signum = getattr(stop, "signum", signal.SIGINT)  # stopping.Stopped: SIGTERM
             print(f"stanjax {args.verb}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
             return 128 + signum
 

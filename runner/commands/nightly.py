@@ -11,8 +11,9 @@ from stanjax.runner.commands.run import calibrate, check_min_sampler_seconds
 from stanjax.runner.core import folder_lock, history, records
 from stanjax.runner.core.config import Job
 from stanjax.runner.measure import run_length
-from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
+from stanjax.runner.measure.jobs import job_core_ids, new_campaign_id, run_jobs
 from stanjax.runner.measure.plan import Request, plan
+from stanjax.runner.measure.stopping import interrupted
 from stanjax.runner.measure.suites import SUITES
 
 

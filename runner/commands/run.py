@@ -16,9 +16,10 @@ from stanjax.runner.core.config import CHAIN_METHODS, DEVICES, ISAS, STAN_FRONT_
 from stanjax.runner.core.engine_registry import ENGINE_NAMES
 from stanjax.runner.core.isa import ISA_HELP
 from stanjax.runner.measure import run_length
-from stanjax.runner.measure.jobs import interrupted, job_core_ids, new_campaign_id, run_jobs
+from stanjax.runner.measure.jobs import job_core_ids, new_campaign_id, run_jobs
 from stanjax.runner.measure.plan import Request, plan, shard
 from stanjax.runner.measure.resume import resume
+from stanjax.runner.measure.stopping import interrupted
 from stanjax.runner.measure.suites import SUITES
 
 
@@ -319,7 +320,7 @@ def calibrate(out: Path, campaign_id: str, cpus: list[int] | None) -> str:
 
 def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     """Per model and size: its runs' estimated seconds and what the estimates rest on; then the total."""
-    from stanjax.runner.measure.estimates import Estimator
+    from stanjax.runner.measure.estimates import Estimator, minutes
 
     estimate = Estimator(records.read(history, summaries=False) if history else [], machine=environment.machine().slug)
     per_model: dict[tuple[str, str], list[tuple[float, str]]] = {}
@@ -332,10 +333,6 @@ def estimate_text(jobs: list[Job], history: list[Path]) -> str:
     ]
     total = sum(s for found in per_model.values() for s, _ in found)
     return "\n".join([*lines, f"total: {len(jobs)} runs, ~{minutes(total)} of machine time (compiles not counted)"])
-
-
-def minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds // 3600:.0f} h {seconds % 3600 / 60:.0f} min"
 
 
 def campaign_summary(written: list[records.RunRecord], rerun: list[str], out: Path) -> str:

@@ -12,7 +12,7 @@ from stanjax.runner.commands.run import add_wait
 from stanjax.runner.core import folder_lock, records
 from stanjax.runner.core.config import Job, campaign_entropy
 from stanjax.runner.core.engine_registry import entry
-from stanjax.runner.measure.jobs import interrupted, run_jobs
+from stanjax.runner.measure.jobs import run_jobs
 from stanjax.runner.measure.plan import (
     check_cores,
     check_gpu_visible,
@@ -21,6 +21,7 @@ from stanjax.runner.measure.plan import (
     with_threads,
 )
 from stanjax.runner.measure.resume import resume
+from stanjax.runner.measure.stopping import interrupted
 
 
 def add_parser(verbs) -> None:

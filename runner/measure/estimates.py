@@ -189,3 +189,8 @@ class Estimator:
         if walls:
             return statistics.median(walls) + MEASUREMENT_OVERHEAD_S, f"median of {len(walls)} measurement(s)"
         return GUESS_S / 6, "no earlier measurement: a guess"
+
+
+def minutes(seconds: float) -> str:
+    """An estimate's duration as a reader takes it in: minutes, or hours and minutes."""
+    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds // 3600:.0f} h {seconds % 3600 / 60:.0f} min"

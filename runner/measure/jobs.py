@@ -13,10 +13,10 @@ import threading
 import time
 import traceback
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
+from rich import get_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from stanjax import models
@@ -25,6 +25,7 @@ from stanjax.runner.core import environment, folder_lock, records
 from stanjax.runner.core.config import Job
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import judge, validity
+from stanjax.runner.measure.stopping import stop_signals_held, stopped_by
 
 ERROR_TAIL_LINES = 20
 # One interpreter path for every worker: httpstan's cache key holds it (`python`, `python3.12`: two compiles each).
@@ -201,60 +202,6 @@ def machine_load(before: dict, after: dict, wall_s: float) -> dict:
     }
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM (or another stop signal) during a campaign: handled as Ctrl-C is, with the signal's exit code."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-@contextmanager
-def stopped_by(signum: int):
-    """Within: ``signum`` stops the campaign the way Ctrl-C does (records kept, the worker ended, one line)."""
-
-    def handler(received, frame):
-        raise Stopped(received)
-
-    previous = signal.signal(signum, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signum, previous)
-
-
-@contextmanager
-def stop_signals_held():
-    """Ctrl-C and SIGTERM wait until the block ends, in the main thread (where Python runs their handlers): a
-    record is then both on disk and counted in ``written``, or neither (a stop between the two said "0 of 20 runs
-    finished and recorded" beside a record on disk). Within, a stop signal is only noted; after, it is raised
-    again for the handlers in place before. Masking the signals would not do: another thread of the process can
-    take the signal, and Python still runs the handler in the main thread at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received = []
-    stops = (signal.SIGINT, signal.SIGTERM)
-    before = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in stops}
-    try:
-        yield
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
-        for signum in received:
-            signal.raise_signal(signum)
-
-
-def interrupted(stop: KeyboardInterrupt, written: list, jobs: list, out: Path) -> int:
-    """One line on what was kept; exit code 128 + the signal (130 for Ctrl-C, 143 for SIGTERM)."""
-    signum = getattr(stop, "signum", signal.SIGINT)  # a plain KeyboardInterrupt is Ctrl-C
-    print(
-        f"interrupted ({signal.Signals(signum).name}): {len(written)} of {len(jobs)} runs finished and recorded "
-        f"in {out}"
-    )
-    return 128 + signum
-
-
 def _kill_group(proc: subprocess.Popen) -> float:
     """SIGKILL the worker's process group, then reap the worker if it is still there: its CPU seconds, or 0 when
     it had already been reaped."""
@@ -360,6 +307,11 @@ class Recorder:
         return record
 
 
+def draws_file(draws_dir: Path, job: Job) -> Path:
+    """Where ``run_jobs`` keeps a job's draws when asked to: its log's name, as a .npz file."""
+    return draws_dir / Path(job.log_name()).with_suffix(".npz").name
+
+
 def new_campaign_id() -> str:
     """A campaign's id: its start (UTC) and 6 random hex digits."""
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
@@ -374,22 +326,33 @@ def run_jobs(
     reruns: int = 0,
     quiet_wait_s: float = 0.0,
     campaign_id: str | None = None,
+    draws_dir: Path | None = None,
 ) -> list[str]:
     """Run every job in order, adding each record to ``written`` once it is on disk; a failed job becomes a
     record and the campaign goes on; a loaded run is run again (``Recorder``), and with reruns the campaign first
-    waits for a quiet machine. ``study`` names the scaling study the runs belong to ("" for campaigns). What was
-    rerun, and why. Under ``out_dir``'s lock throughout (one writer per folder: ``folder_lock``)."""
+    waits for a quiet machine. ``study`` names the scaling study the runs belong to ("" for campaigns); each run's
+    draws are kept in ``draws_dir`` where it is given (``draws_file``). What was rerun, and why. Under ``out_dir``'s
+    lock throughout (one writer per folder: ``folder_lock``)."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with stopped_by(signal.SIGTERM), folder_lock.held(out_dir), Progress(*columns, transient=False) as progress:
+    terminal = get_console().is_terminal  # a log (nohup, CI) gets a line per run, not a progress bar's last frame
+    progress = Progress(*columns, transient=False, disable=not terminal)
+    with stopped_by(signal.SIGTERM), folder_lock.held(out_dir), progress:
         recorder = Recorder(out_dir, timeout_s, written, reruns, quiet_wait_s, campaign_id, progress.console.print)
         if reruns and jobs:
             wait_for_quiet(job_core_ids(jobs[0]), quiet_wait_s, progress.console.print)
         task = progress.add_task("starting", total=len(jobs))
-        for job in jobs:
+        for done, job in enumerate(jobs, 1):
             progress.update(task, description=job.label())
-            record = recorder.run(job, study)
+            record = recorder.run(job, study, draws_file=draws_file(draws_dir, job) if draws_dir else None)
             if record.status != "ok":
                 progress.console.print(f"[red]{record.status}[/red]: {job.label()} (log: {record.log})")
+            if not terminal:
+                took = "" if record.wall_s is None else f", {record.wall_s:.0f} s"
+                progress.console.print(
+                    f"run {done} of {len(jobs)}: {job.label()}: {record.status}{took}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
             progress.advance(task)
         progress.update(task, description="done")
     return recorder.rerun

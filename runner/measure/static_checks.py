@@ -10,13 +10,17 @@ compile) and the NumPyro model is traced once on the data (its sample sites, the
 - parameters: NumPyro's latent sample sites against the Stan parameters (names, shapes, constraints), and a spec's
   declared parameters against the program's, in declaration order (the layout the density check relies on);
 - transforms: a constraint both sides share but map to the unconstrained space differently (Stan's ILR simplex,
-  NumPyro's stick-breaking) is a note, not a problem: the density check then compares log densities only.
+  NumPyro's stick-breaking) is a note, not a problem: the density check then compares log densities only; so are
+  bounds that differ (Stan's ``real<lower=-10, upper=20>`` under a ``uniform(-10, 10)`` prior, NumPyro's
+  ``Uniform(-10, 10)``): the same posterior where the wider side's density is zero beyond the narrower's bounds,
+  which the density check decides (no Stan draw may lie outside NumPyro's support).
 
 Every problem is one line. ``stanjax check`` and every ``stanjax run`` stop on any, with exit code 2.
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import linecache
 import re
@@ -31,72 +35,11 @@ from stanjax import jax_models
 from stanjax.models import ModelSpec, UsageError
 from stanjax.runner.engines.stan import check_program
 from stanjax.runner.measure.stan_program import Declaration, StanProgram, read_program
+from stanjax.runner.measure.supports import BOUNDS, SAME_TRANSFORM, constraint_text, numpyro_constraint, same_constraint
 
 
 class StaticCheckError(UsageError):
     """The problems a pair's static checks found, one line each."""
-
-
-# Constraints whose unconstraining transform Stan and NumPyro share (exp and logistic maps for bounds, the same
-# cumulative-exp map for ordered vectors); every other is not known to agree, so gradients cannot be compared.
-SAME_TRANSFORM = ("real", "lower", "upper", "interval", "ordered")
-
-
-# --- the NumPyro side ----------------------------------------------------------------------------------------------
-
-
-def _numpyro_constraint(support) -> tuple:
-    """A NumPyro support in the terms of :meth:`Declaration.constraint` (its repr where Stan has no such type)."""
-    from numpyro.distributions import constraints as c
-
-    while isinstance(support, c.independent):
-        support = support.base_constraint
-    kinds = [
-        (type(c.softplus_positive), lambda s: ("lower", s.lower_bound, "softplus")),
-        (type(c.greater_than(0.0)), lambda s: ("lower", s.lower_bound)),
-        (type(c.greater_than_eq(0.0)), lambda s: ("lower", s.lower_bound)),
-        (type(c.less_than(0.0)), lambda s: ("upper", s.upper_bound)),
-        (type(c.interval(0.0, 1.0)), lambda s: ("interval", s.lower_bound, s.upper_bound)),
-        (type(c.real), lambda s: ("real",)),
-        (type(c.ordered_vector), lambda s: ("ordered",)),
-        (type(c.positive_ordered_vector), lambda s: ("positive_ordered",)),
-        (type(c.simplex), lambda s: ("simplex",)),
-        (type(c.sphere), lambda s: ("unit_vector",)),
-        (type(c.zero_sum(1)), lambda s: ("sum_to_zero",)),
-        (type(c.corr_cholesky), lambda s: ("cholesky_factor_corr",)),
-        (type(c.lower_cholesky), lambda s: ("cholesky_factor_cov",)),
-        (type(c.corr_matrix), lambda s: ("corr_matrix",)),
-        (type(c.positive_definite), lambda s: ("cov_matrix",)),
-    ]
-    return next((kind(support) for cls, kind in kinds if isinstance(support, cls)), (repr(support),))
-
-
-def _constraint_text(constraint: tuple) -> str:
-    kind, *bounds = constraint
-    if kind == "lower":
-        return f"lower={_number(bounds[0])}"
-    if kind == "upper":
-        return f"upper={_number(bounds[0])}"
-    if kind == "interval":
-        return f"lower={_number(bounds[0])}, upper={_number(bounds[1])}"
-    return "unconstrained" if kind == "real" else kind
-
-
-def _number(value) -> str:
-    if value is None:
-        return "?"
-    values = np.unique(np.asarray(value, dtype=float))
-    return f"{values[0]:g}" if values.size == 1 else "(varies)"
-
-
-def _same_constraint(stan: tuple, numpyro: tuple) -> bool:
-    if stan[0] != numpyro[0]:
-        return False
-    return all(
-        a is None or b is None or np.allclose(np.asarray(a, float), np.asarray(b, float))
-        for a, b in zip(stan[1:], numpyro[1:])
-        if not isinstance(a, str) and not isinstance(b, str)
-    )
 
 
 def _jax_on_the_cpu() -> None:
@@ -130,8 +73,9 @@ class Findings:
     dependent_supports: list[str] = field(default_factory=list)
 
 
-def check(spec: ModelSpec, data: dict) -> Findings:
-    """Compare the spec's Stan program, NumPyro model and data (see the module's docstring)."""
+def check(spec: ModelSpec, data: dict, left_out: tuple[str, ...] = ()) -> Findings:
+    """Compare the spec's Stan program, NumPyro model and data (see the module's docstring); ``left_out``: data
+    keys set aside before (neither side's), which a missing entry's message names where one is near its name."""
     check_program(spec)  # stanc's own errors first, one line
     findings = Findings()
     stan_name = spec.stan_file.name
@@ -139,7 +83,7 @@ def check(spec: ModelSpec, data: dict) -> Findings:
     model = _numpyro_model(spec, findings)
     if model is None:
         return findings
-    _check_data(program, data, model, stan_name, findings)
+    _check_data(program, data, model, stan_name, findings, left_out)
     if findings.problems:  # sites cannot be traced on data that do not fit
         return findings
     env = program.environment(data)
@@ -152,9 +96,9 @@ def check(spec: ModelSpec, data: dict) -> Findings:
     return findings
 
 
-def require(spec: ModelSpec, data: dict) -> Findings:
+def require(spec: ModelSpec, data: dict, left_out: tuple[str, ...] = ()) -> Findings:
     """:func:`check`, raising StaticCheckError (one line per problem, each naming the model) on any problem."""
-    findings = check(spec, data)
+    findings = check(spec, data, left_out)
     if findings.problems:
         raise StaticCheckError("\n".join(f"{spec.id}: {problem}" for problem in findings.problems))
     return findings
@@ -191,8 +135,11 @@ def where(err: BaseException, file: Path) -> str:
     return f" (line {frames[-1].lineno} of {file.name}: {frames[-1].line})" if frames else ""
 
 
-def _check_data(program: StanProgram, data: dict, model, stan_name: str, findings: Findings) -> None:
-    """Data keys against the data block and the NumPyro signature; each entry's type, shape and bounds."""
+def _check_data(
+    program: StanProgram, data: dict, model, stan_name: str, findings: Findings, left_out: tuple[str, ...]
+) -> None:
+    """Data keys against the data block and the NumPyro signature; each entry's type, shape and bounds; a missing
+    entry names the key the data have near its name (a misspelling), among those no side declares."""
     parameters = inspect.signature(model).parameters
     any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     takes = {
@@ -202,11 +149,14 @@ def _check_data(program: StanProgram, data: dict, model, stan_name: str, finding
     }
     declared = {d.name: d for d in program.data}
     function = f"{model.__name__}()" if hasattr(model, "__name__") else "the NumPyro model"
+    undeclared = [key for key in data if key not in declared and key not in takes] + list(left_out)
     for d in program.data:
         if d.name not in data:
             also = f", and {function} takes it" if d.name in takes else ""
+            near = difflib.get_close_matches(d.name, undeclared, n=1)
+            hint = f" (the data have '{near[0]}', which neither side declares: a misspelling?)" if near else ""
             findings.problems.append(
-                f"data has no '{d.name}': {stan_name}'s data block declares {d.text()} {d.name}{also}"
+                f"data has no '{d.name}': {stan_name}'s data block declares {d.text()} {d.name}{also}{hint}"
             )
         elif d.name not in takes and not any_keyword:
             findings.problems.append(
@@ -273,7 +223,7 @@ def _latent_sites(model, data: dict, findings: Findings, jax_file: Path) -> dict
         started = handlers.substitute(handlers.seed(model, rng_seed=0), substitute_fn=init_to_uniform)
         for name, site in handlers.trace(started).get_trace(**data).items():
             if site["type"] == "sample" and not site["is_observed"]:
-                constraint = _numpyro_constraint(site["fn"].support)
+                constraint = numpyro_constraint(site["fn"].support)
                 sites[name] = (
                     tuple(site["value"].shape),
                     tuple(None if isinstance(b, jax.core.Tracer) else b for b in constraint),
@@ -359,10 +309,17 @@ def _check_parameters(program: StanProgram, env: dict, sites: dict, stan_name: s
             )
             continue
         stan = p.constraint(env)
-        if not _same_constraint(stan, numpyro):
+        if not same_constraint(stan, numpyro) and {stan[0], numpyro[0]} <= BOUNDS:
+            findings.notes.append(
+                f"'{p.name}': Stan declares {p.text()} ({constraint_text(stan)}), the NumPyro site's support is "
+                f"{constraint_text(numpyro)}: one posterior only if each side's density is zero where the other's "
+                "support ends (a uniform or truncated prior); the density stage decides at Stan's draws (none may "
+                "lie outside NumPyro's support), comparing log densities, not gradients (the transforms differ)"
+            )
+        elif not same_constraint(stan, numpyro):
             findings.problems.append(
-                f"'{p.name}': Stan declares {p.text()} ({_constraint_text(stan)}), the NumPyro "
-                f"site's support is {_constraint_text(numpyro)}: not the same posterior"
+                f"'{p.name}': Stan declares {p.text()} ({constraint_text(stan)}), the NumPyro "
+                f"site's support is {constraint_text(numpyro)}: not the same posterior"
             )
         elif stan[0] not in SAME_TRANSFORM or "affine" in stan or "softplus" in numpyro:
             findings.notes.append(

@@ -5,6 +5,8 @@ repeat (the reference gate, one engine's run as the other's reference) and NumPy
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from stanjax.reports.stats import Ratio, median_ratio
@@ -46,6 +48,56 @@ def agreement(records: list) -> list[dict]:
     ]
 
 
+def pooled_rhat(files: list[Path], names: list[str]) -> float:
+    """The largest R-hat over ``names`` with several runs' chains taken as one run's: every chain started apart,
+    as a run's chains do, and with more chains R-hat's own noise is smaller."""
+    from stanjax.runner.measure.judge import POSTERIOR
+    from stanjax.runner.measure.metrics import max_rhat
+
+    runs = []
+    for file in files:
+        with np.load(file) as saved:
+            runs.append({name: saved[POSTERIOR + name] for name in names})
+    return max_rhat({name: np.concatenate([run[name] for run in runs], axis=0) for name in names}, names)
+
+
+FUNNEL_MIN_DIVERGENT = 10  # divergent draws, at least, whose place in the posterior says something
+FUNNEL_SDS = 1.0  # the divergent draws' median log value this many sds of the log below all draws': a funnel
+
+
+def funnel(files: list[Path], names: list[str]) -> dict | None:
+    """Where the divergent draws of these runs crowd: the positive scalar (a scale, Stan's element name) whose log's
+    median in the divergent draws lies at least ``FUNNEL_SDS`` of its sds below its median in all draws, the
+    farthest, with both medians (``check_verdicts.FUNNEL``'s fields); None where none does or too few diverged."""
+    from stanjax.runner.measure.judge import DIVERGING, POSTERIOR
+
+    flags: list[np.ndarray] = []
+    values: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for file in files:
+        with np.load(file) as saved:
+            flags.append(np.asarray(saved[DIVERGING], dtype=bool).ravel())
+            for name in names:
+                draws = np.asarray(saved[POSTERIOR + name], dtype=float)
+                values[name].append(draws.reshape(draws.shape[0] * draws.shape[1], -1))
+    divergent = np.concatenate(flags)
+    if divergent.sum() < FUNNEL_MIN_DIVERGENT:
+        return None
+    found: dict | None = None
+    for name in names:
+        draws = np.concatenate(values[name])
+        for j in range(draws.shape[1]):
+            x = draws[:, j]
+            if not np.all(x > 0):
+                continue
+            logs = np.log(x)
+            spread = logs.std()
+            shift = (np.median(logs[divergent]) - np.median(logs)) / spread if spread > 0 else 0.0
+            if shift <= -FUNNEL_SDS and (found is None or shift < found["shift"]):
+                element = name if draws.shape[1] == 1 else f"{name}[{j + 1}]"
+                found = {"name": element, "divergent": np.median(x[divergent]), "overall": np.median(x), "shift": shift}
+    return found
+
+
 def speed_ratio(records: list, numerator: str = "numpyro", denominator: str = "stan") -> Ratio | None:
     """``numerator``'s over ``denominator``'s ESS/s (engine names; NumPyro's over Stan's unless named) as the report
     takes it: per repeat (a paired block, the engines back to back) with valid runs of both, the ratio; their median
@@ -59,7 +111,8 @@ def speed_ratio(records: list, numerator: str = "numpyro", denominator: str = "s
 
 
 def engine_rows(records: list) -> list[dict]:
-    """Per engine: runs valid of runs, medians of the rates, the worst diagnostics, the gates that failed."""
+    """Per engine: runs valid of runs, medians of the rates, the worst run's diagnostics (its lowest min bulk ESS,
+    highest R-hat: the gates judge each run), divergences summed, the gates that failed."""
     rows = []
     for engine, label in ENGINE_NAMES.items():
         mine = [r for r in records if r.engine == engine]
@@ -78,7 +131,7 @@ def engine_rows(records: list) -> list[dict]:
                 "ess_per_s": median("ess_per_s"),
                 "ess_per_1000_gradients": median("ess_per_1000_gradients"),
                 "ms_per_gradient": median("ms_per_gradient"),
-                "min_ess_bulk": median("min_ess_bulk"),
+                "min_ess_bulk": min((r.metrics.min_ess_bulk for r in done), default=float("nan")),  # the gate's
                 "max_rhat": max((r.metrics.max_rhat for r in done), default=float("nan")),
                 "divergences": sum(r.metrics.divergences for r in done),
                 "compile_s": max((r.timings.compile_s for r in done), default=float("nan")),

@@ -8,9 +8,9 @@ Three stages, each run only when the one before passed, so a mistake surfaces at
 2. the density check (:mod:`stanjax.runner.pairing.density_stage`) at the draws of a short Stan run (the posterior's
    region): log densities differ by one constant and gradients agree; where they do not, the parameters that move the
    difference are named; a NumPyro log density finite at none of the points is bad input (exit 2, naming the site);
-3. a short run of both CPU engines (bundled Stan, NumPyro), each run in a worker as ``stanjax run`` runs it and
-   judged by the same validity gates (R-hat, ESS, divergences; a reference where one exists), and the two engines
-   agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
+3. a short run of both CPU engines (bundled Stan, NumPyro; :mod:`stanjax.runner.pairing.run_stage`), each run in a
+   worker as ``stanjax run`` runs it and judged by the same validity gates (R-hat, ESS, divergences; a reference
+   where one exists), and the two engines agreeing: every parameter's mean and sd within 5 combined MCSEs of the other engine's run (the reference gate,
    the other engine's run as the reference; the runs side by side: :mod:`stanjax.runner.pairing.agreement`).
 
 Three verdicts (:mod:`stanjax.runner.pairing.check_verdicts`), because a user must tell "the port differs" from "NUTS could not
@@ -38,21 +38,21 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from stanjax import jax_models, models
-from stanjax.models import ROOT, ModelSpec, SizeError, UnknownChoice, UsageError, option
-from stanjax.reports.stats import Ratio
+from stanjax.models import ROOT, SizeError, UnknownChoice, UsageError, option
 from stanjax.runner.core import environment, folder_lock
-from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import references, static_checks
-from stanjax.runner.measure.jobs import WORKER_PYTHON, _kill_group, _wait, run_jobs, stopped_by
-from stanjax.runner.measure.plan import Request, check_seed_and_timeout, plan
-from stanjax.runner.pairing.agreement import agreement, engine_rows, parameter_rows, speed_ratio
-from stanjax.runner.pairing.check_verdicts import ENGINE_NAMES, EXIT, SAME, SAMPLING_FAILED, nutpie_notes, run_verdict
+from stanjax.runner.measure.estimates import minutes
+from stanjax.runner.measure.jobs import WORKER_PYTHON, _kill_group, _wait
+from stanjax.runner.measure.plan import check_seed_and_timeout
+from stanjax.runner.measure.stopping import stopped_by
+from stanjax.runner.pairing.check_result import CheckResult
+from stanjax.runner.pairing.check_verdicts import (
+    SAMPLING_FAILED,
+)
 from stanjax.runner.pairing.pair_files import (
-    PAIR,
     CheckRequest,
     as_given,
     check_engines,
@@ -60,7 +60,7 @@ from stanjax.runner.pairing.pair_files import (
     planned,
     reference_file,
 )
-from stanjax.runner.pairing.speed_advice import nutpie_split, speed_advice
+from stanjax.runner.pairing.run_stage import run_seconds, run_stage, within_budget
 
 STAGES = ("static", "density", "run")
 STAGE_WORKER = "stanjax.runner.pairing.stage_worker"  # runs the stages before the runs
@@ -69,51 +69,33 @@ STAGE_WORKER = "stanjax.runner.pairing.stage_worker"  # runs the stages before t
 # --- the check -----------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class CheckResult:
-    """What a check found, stage by stage (``stages``: name, ok, line, notes, seconds); ``verdict`` None where every
-    stage run passed but the check stopped before the runs (``stop_after``); the short run's records, per-engine
-    rows, per-parameter rows (largest |z| first), the two engines' agreement per repeat, the speed ratio (NumPyro /
-    Stan ESS/s over paired repeats) and advice. ``stopped``: the Ctrl-C or SIGTERM that ended the runs early."""
-
-    spec: ModelSpec
-    size: str
-    seed: int
-    out: Path
-    given: tuple[Path, Path] | None
-    stages: list[dict] = field(default_factory=list)
-    verdict: str | None = None
-    advice: list[str] = field(default_factory=list)
-    records: list = field(default_factory=list)
-    jobs: list = field(default_factory=list)
-    rows: list[dict] = field(default_factory=list)
-    parameters: list[dict] = field(default_factory=list)
-    pairs: list[dict] = field(default_factory=list)
-    speed: Ratio | None = None
-    speed_advice: list[str] = field(default_factory=list)
-    settings: str = ""
-    stopped: KeyboardInterrupt | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT[self.verdict] if self.verdict else 0
-
-
-def check(request: CheckRequest, on_stage: Callable[[CheckResult], None] = lambda result: None) -> CheckResult:
+def check(
+    request: CheckRequest,
+    on_stage: Callable[[CheckResult], None] = lambda result: None,
+    on_refused: Callable[[str, Path, UsageError], None] = lambda spec_id, out, err: None,
+) -> CheckResult:
     """Run the stages of ``request`` in order, stopping at the first that fails (or at ``stop_after``);
     ``on_stage`` is called with the result after each stage (a progress line). Problems with the input are
-    UsageErrors before anything runs; so is a static or density stage that runs past ``timeout``. Ctrl-C or SIGTERM
-    in those stages ends their worker and is raised (KeyboardInterrupt, ``jobs.Stopped``); in the runs, it is
-    ``result.stopped``."""
+    UsageErrors before anything runs; so is a static or density stage that runs past ``timeout``; one found once
+    the check holds its folder is first given to ``on_refused`` (the posterior's ID, the folder, the error: the
+    verb writes its page there). Ctrl-C or SIGTERM in those stages ends their worker and is raised
+    (KeyboardInterrupt, ``stopping.Stopped``); in the runs, it is ``result.stopped``."""
     if not 2 <= request.points <= 100:
         raise UsageError(f"{option('points')} must be between 2 and 100, got {request.points}")
     if request.stop_after not in STAGES:
         raise UsageError(f"{option('stop-after')} must be one of {', '.join(STAGES)}, got {request.stop_after!r}")
     check_seed_and_timeout(request.seed, request.timeout)
+    if not request.budget > 0:
+        raise UsageError(f"{option('budget')} must be a positive number of minutes, got {request.budget}")
     check_engines(request.engines)
     spec_id, _ = planned(request)
-    with folder_lock.held(out_dir(request, spec_id), request.wait):  # one writer from the lay-out to the last record
-        return _stages(request, on_stage)
+    out = out_dir(request, spec_id)
+    with folder_lock.held(out, request.wait):  # one writer from the lay-out to the last record
+        try:
+            return _stages(request, on_stage)
+        except UsageError as err:
+            on_refused(spec_id, out, err)
+            raise
 
 
 def _stages(request: CheckRequest, on_stage: Callable[[CheckResult], None]) -> CheckResult:
@@ -133,8 +115,17 @@ def _stages(request: CheckRequest, on_stage: Callable[[CheckResult], None]) -> C
         asked = {"spec": spec.id, "size": result.size, "seed": request.seed, "points": request.points}
         found = in_worker("density", asked, request.timeout, lambda text: as_given(text, spec, given))
     line = as_given(found["line"], spec, given)
+    built, per_run = found["compile_s"], run_seconds(request, found["iteration_s"])
+    notes = [] if built is None else [f"Stan's program compiled here ({built:.1f} s of this stage); the runs load it"]
+    runs = request.repeats * len(request.engines)
+    if per_run is not None:
+        notes.append(
+            f"the runs: about {minutes(per_run * runs)} ({runs} runs of about {minutes(per_run)}, estimated from the "
+            f"short Stan run's {1e3 * found['iteration_s']:.3g} ms an iteration; {option('budget')} "
+            f"{request.budget:g} min)"
+        )
     result.stages.append(
-        {"name": "density", "ok": found["ok"], "line": line, "notes": [], "seconds": time.perf_counter() - began}
+        {"name": "density", "ok": found["ok"], "line": line, "notes": notes, "seconds": time.perf_counter() - began}
     )
     on_stage(result)
     if not found["ok"] or request.stop_after == "density":
@@ -143,7 +134,9 @@ def _stages(request: CheckRequest, on_stage: Callable[[CheckResult], None]) -> C
     if static["dependent_supports"]:  # the density agrees; NumPyro's sampler cannot run the model as written
         not_sampleable(result, static["dependent_supports"])
     else:
-        run_stage(request, result, static["reference"])
+        if per_run is not None:
+            within_budget(request, per_run, found["iteration_s"])
+        run_stage(request, result, static["reference"], found["iteration_s"])
     if not result.stopped:
         on_stage(result)
     return result
@@ -218,7 +211,7 @@ def static_stage(request: CheckRequest, result: CheckResult, data: dict, ignored
     names."""
     spec, given = result.spec, result.given
     try:
-        findings = static_checks.require(spec, data)  # problems: one line each
+        findings = static_checks.require(spec, data, tuple(ignored))  # problems: one line each
         beyond = static_checks.out_of_bounds(jax_models.load(spec.jax_file), data, spec.jax_file)
         if beyond:
             raise static_checks.StaticCheckError(f"{spec.id}: {beyond}")
@@ -281,72 +274,3 @@ def not_sampleable(result: CheckResult, dependent_supports) -> None:
         "beta1 = (1 - alpha1) * share)"
     ]
     result.verdict = SAMPLING_FAILED
-
-
-def run_stage(request: CheckRequest, result: CheckResult, reference: dict | None) -> None:
-    """Both engines' runs through the campaign's workers, then the verdict, the parameter rows and the speed;
-    ``result.stopped`` set by Ctrl-C (the records written are kept)."""
-    began = time.perf_counter()
-    spec, given = result.spec, result.given
-    result.jobs = plan(
-        Request(
-            suite="tiny",
-            models=[spec.id],
-            engines=list(request.engines),
-            stan="bundled",
-            size=result.size,
-            chains=request.chains,
-            warmup=request.warmup,
-            draws=request.draws,
-            repeats=request.repeats,
-            seed=request.seed,
-            timeout=request.timeout,
-        )
-    )
-    result.out.mkdir(parents=True, exist_ok=True)
-    try:
-        run_jobs(result.jobs, result.out, request.timeout, result.records)
-    except KeyboardInterrupt as stop:
-        result.stopped = stop
-        return
-    written = result.records
-    pair = [r for r in written if r.engine in PAIR]
-    result.rows, result.pairs = engine_rows(written), agreement(pair)
-    result.verdict, result.advice = run_verdict(pair, result.pairs, reference)
-    result.advice += nutpie_notes(written)
-    engines = ", ".join("bundled Stan" if name == "stan" else ENGINE_NAMES[name] for name in request.engines)
-    result.settings = (
-        f"{request.chains} chains x ({request.warmup} warmup + {request.draws} draws), "
-        f"{request.repeats} repeat{'s' if request.repeats > 1 else ''} per engine, {engines} on the CPU"
-    )
-    result.stages.append(
-        {
-            "name": "run",
-            "ok": result.verdict == SAME,
-            "notes": depth_notes(written),
-            "seconds": time.perf_counter() - began,
-            "line": result.settings,
-        }
-    )
-    result.parameters = parameter_rows(written, reference)
-    result.speed = speed_ratio(written)
-    result.speed_advice = speed_advice(result.rows, spec.stan_file, given[0] if given else spec.stan_file.name)
-    result.speed_advice += nutpie_split(written)
-
-
-def depth_notes(runs: list[RunRecord]) -> list[str]:
-    """A note per engine whose trees averaged at least half the most leapfrog steps its tree depth allows: NUTS
-    near its limit samples slowly and, at it, stops short of a U-turn (a geometry to reparameterise; a limit an
-    expert raises only knowingly)."""
-    deepest: dict[str, tuple[float, int]] = {}
-    for run in runs:
-        if run.status == "ok" and run.metrics is not None:
-            steps, limit = run.metrics.mean_leapfrog_per_draw, 2**run.config.max_treedepth - 1
-            if steps >= (limit + 1) / 2 and steps > deepest.get(run.label, (0.0, 0))[0]:
-                deepest[run.label] = (steps, limit)
-    return [
-        f"{label}: trees of {steps:,.0f} leapfrog steps a draw on average, of at most {limit:,} (max tree depth "
-        f"{limit.bit_length()}): near NUTS's limit, where it samples slowly and stops before a U-turn; a "
-        "reparameterisation (non-centred, rescaled) usually helps more than a deeper limit"
-        for label, (steps, limit) in deepest.items()
-    ]

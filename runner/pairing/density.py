@@ -6,7 +6,9 @@ point's unconstrained image) and NumPyro's ``log_density`` must differ by one co
 Stan's ``~`` statements drop. The tolerance is absolute (log density units) plus rounding at the scale of the log
 densities there: at prior draws a wide prior makes |log density| ~1e14, and a relative tolerance there let a
 different prior pass. Where both sides map the parameters to the same unconstrained space (checked, not assumed),
-the gradients of the Jacobian-adjusted log densities must agree exactly.
+the gradients of the Jacobian-adjusted log densities must agree exactly. A Stan draw outside the NumPyro model's
+support (a Stan bound wider than NumPyro's, Stan's density not zero beyond it) is a different posterior: NumPyro's
+log density there is whatever its formula gives, unchecked, so no offset is compared.
 
 The name/shape mapping is shared by every model: parameters are taken in ``spec.parameters`` order (Stan's
 declaration order), values cross to Stan as JSON nested lists (Stan reads them row by row), and Stan's
@@ -16,14 +18,16 @@ unconstrained vector is each parameter flattened column-major, one after the oth
 from __future__ import annotations
 
 import math
+import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec
+from stanjax.runner.measure.supports import BOUNDS, constraint_text, numpyro_constraint
 
 TOLERANCE = 1e-6  # log density units: a posterior that differs by less is not told apart by any sampler
 ROUNDING = 1e-11  # times the largest |log density| at the points: rounding of long sums, summed in another order
@@ -37,6 +41,9 @@ class DensityCheck:
     log_density_numpyro: list[float]
     same_transforms: bool
     max_gradient_error: float | None  # None where the transforms differ
+    # per point where a Stan draw lies outside the NumPyro model's support, its sites' values there (a Stan bound
+    # wider than NumPyro's, with a Stan density not zero beyond it): no offset is compared then
+    outside: list[list[str]] = field(default_factory=list)
 
     @property
     def offsets(self) -> np.ndarray:
@@ -57,6 +64,8 @@ class DensityCheck:
 
     @property
     def ok(self) -> bool:
+        if self.outside:
+            return False
         gradients_ok = self.max_gradient_error is None or self.max_gradient_error <= GRADIENT_TOLERANCE
         return self.constant_offset and gradients_ok
 
@@ -77,6 +86,14 @@ def posterior_points(spec: ModelSpec, data: dict, n_points: int, seed: int) -> l
         {p.name: np.asarray(fit[p.name][..., i], dtype=np.float64).reshape(dims[p.name]) for p in spec.parameters}
         for i in range(n_points)
     ]
+
+
+def sampling_overhead_s(spec: ModelSpec, data: dict, seed: int) -> float:
+    """Seconds of a Stan run of one chain and one iteration (the model bound to the data, the sampler started and
+    its draws read): what a short run's seconds hold beside its iterations."""
+    began = time.perf_counter()
+    stan_model(spec, data, random_seed=seed).sample(num_chains=1, num_warmup=0, num_samples=1)
+    return time.perf_counter() - began
 
 
 def _flatten(spec: ModelSpec, values: dict) -> np.ndarray:
@@ -115,6 +132,15 @@ def stan_model(
     return stan.build(built["program_code"], data=data, random_seed=random_seed)
 
 
+def build(spec: ModelSpec) -> float | None:
+    """The spec's Stan program built as the runs load it (``stan_model``'s build): the seconds of a first build,
+    None where it was in the cache."""
+    from stanjax.runner.engines.stan_bundled import HttpstanBackend
+
+    built = HttpstanBackend().compile(spec.stan_file, "native")
+    return None if built["cached"] else built["compile_s"]
+
+
 def stan_side(spec: ModelSpec, model, point: dict) -> tuple[float, np.ndarray, np.ndarray]:
     """Log density without Jacobian, unconstrained point and gradient of the adjusted log density."""
     constrained = {p.name: np.asarray(point[p.name]).tolist() for p in spec.parameters}
@@ -135,6 +161,9 @@ def check(
     """``grainsize`` given: check the model's threaded program (``spec.stan_threaded_file``) with that grainsize;
     ``stan_file`` given: that program of the model (its expert one) in place of its own; ``stanc_options``: the
     program translated with them (stanc's optimiser, --O1)."""
+    outside = [found for point in points if (found := outside_support(spec, data, point))]
+    if outside:
+        return DensityCheck([], [], False, None, outside)
     if grainsize is None:
         model = stan_model(spec, data, stan_file, stanc_options=stanc_options)
     else:
@@ -149,6 +178,39 @@ def check(
         if same:
             gradient_errors.append(float(np.max(np.abs(grad_s - grad_n) / np.maximum(1.0, np.abs(grad_s)))))
     return DensityCheck(stan_lp, numpyro_lp, same, max(gradient_errors) if same else None)
+
+
+def outside_support(spec: ModelSpec, data: dict, point: dict) -> list[str]:
+    """The NumPyro model's latent sites of a bounded support (``supports.BOUNDS``: where the two sides'
+    bounds may differ) whose support does not hold their value at ``point`` (a Stan draw), each as ``beta2 = 15.3
+    (support lower=-10, upper=10)`` (a vector's first element outside, by Stan's 1-based index)."""
+    import numpyro
+    from numpyro import handlers
+    from numpyro.distributions import constraints
+
+    numpyro.enable_x64()
+    model = jax_models.load(spec.jax_file)
+    found = []
+    for name, site in handlers.trace(handlers.substitute(model, data=point)).get_trace(**data).items():
+        if site["type"] != "sample" or site["is_observed"] or name not in point:
+            continue
+        support = site["fn"].support
+        while isinstance(support, constraints.independent):  # element by element, to name the element
+            support = support.base_constraint
+        if numpyro_constraint(support)[0] not in BOUNDS:  # the static stage found the two sides' the same
+            continue
+        value = np.asarray(site["value"], dtype=np.float64)
+        inside = np.asarray(support(value), dtype=bool)
+        if inside.all():
+            continue
+        where = ""
+        if inside.shape == value.shape:  # an element-wise support: the first element outside
+            index = tuple(int(i) for i in np.argwhere(~inside)[0])
+            where = f"[{','.join(str(i + 1) for i in index)}]" if index else ""
+            value = value[index]
+        shown = f" = {float(value):.4g}" if value.ndim == 0 else ""
+        found.append(f"{name}{where}{shown} (support {constraint_text(numpyro_constraint(support))})")
+    return found
 
 
 def non_finite_site(spec: ModelSpec, data: dict, point: dict) -> tuple[str, str, float, str] | None:

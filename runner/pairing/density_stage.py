@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,10 @@ class DensityVerdict:
     ok: bool
     line: str
     verdict: str | None = None  # where the stage ends the check: DIFFERENT, or SAMPLING_FAILED (Stan could not)
+    compile_s: float | None = None  # Stan's program built in this stage (its first build), else None (cached)
+    # the short Stan run's seconds an iteration (one chain, ``density.WARMUP`` + draws, less a run of one
+    # iteration's seconds: binding the data, starting the sampler): what the estimate of the runs starts from
+    iteration_s: float | None = None
 
 
 @contextlib.contextmanager
@@ -53,10 +58,16 @@ def _quiet():
 
 
 def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> DensityVerdict:
-    """The stage's verdict at ``n_points`` draws of a short Stan run (seeded by ``seed``)."""
+    """The stage's verdict at ``n_points`` draws of a short Stan run (seeded by ``seed``), with the seconds Stan's
+    first build of the program took here (the runs then load it from the cache)."""
+    compiled = None
     try:
         with _quiet():
+            compiled = density.build(spec)  # the runs' build, timed here
+            began = time.perf_counter()
             points = density.posterior_points(spec, data, n_points, seed)
+            sampled = time.perf_counter() - began - density.sampling_overhead_s(spec, data, seed)
+            iteration_s = max(sampled, 0.0) / (density.WARMUP + n_points * density.THIN)
             result = density.check(spec, data, points)
     except Exception as err:  # a user's model may raise anything at a point; Stan raises RuntimeError, ValueError
         located = static_checks.where(err, spec.jax_file)
@@ -65,6 +76,7 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
                 False,
                 f"the NumPyro model raised {type(err).__name__}: {static_checks.first_line(err)}{located}",
                 DIFFERENT,
+                compile_s=compiled,
             )
         if not isinstance(err, (RuntimeError, ValueError)):
             raise
@@ -72,8 +84,18 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
             False,
             f"Stan could not build the model, sample it briefly or evaluate its draws: {static_checks.first_line(err)}",
             SAMPLING_FAILED,
+            compile_s=compiled,
         )
     where = f"{n_points} points from a short Stan run"
+    if result.outside:  # Stan's posterior has mass where NumPyro's support ends
+        return DensityVerdict(
+            False,
+            f"{where}: {len(result.outside)} lie outside the NumPyro model's support ({'; '.join(result.outside[0])} "
+            "at the first): Stan's posterior has mass where NumPyro's has none; compare the two sides' bounds and "
+            "priors there",
+            DIFFERENT,
+            compile_s=compiled,
+        )
     if not np.isfinite(result.log_density_numpyro).any():
         raise UsageError(f"{spec.id}: {not_finite(spec, data, points, result.log_density_numpyro)}")
     gradients = (
@@ -83,7 +105,10 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
     )
     if result.ok:
         return DensityVerdict(
-            True, f"{where}: log densities differ by one constant (spread {result.offset_spread:.1e}), {gradients}"
+            True,
+            f"{where}: log densities differ by one constant (spread {result.offset_spread:.1e}), {gradients}",
+            compile_s=compiled,
+            iteration_s=iteration_s,
         )
     suspects, still = suspect_parameters(spec, data, points, result.tolerance)
     if result.constant_offset:
@@ -103,7 +128,7 @@ def density_stage(spec: ModelSpec, data: dict, n_points: int, seed: int) -> Dens
         )
     else:
         blame = "no single parameter moves the difference alone: compare the terms that combine parameters"
-    return DensityVerdict(False, f"{what}; {blame}", DIFFERENT)
+    return DensityVerdict(False, f"{what}; {blame}", DIFFERENT, compiled)
 
 
 def suspect_parameters(

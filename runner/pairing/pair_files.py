@@ -41,6 +41,7 @@ class CheckRequest:
     draws: int = 1000
     repeats: int = 3
     timeout: float = 600.0
+    budget: float = 10.0  # minutes the runs may take, as estimated before they start
     reference: Path | None = None
     stop_after: str = "run"
     out: Path | None = None
@@ -98,14 +99,12 @@ def target(args: CheckRequest) -> tuple[ModelSpec, str, list[str], tuple[Path, P
     """The spec to check, its size preset, the data keys left out of it (``ignored_keys``) and the user's Stan and
     NumPyro files (None for a posterior ID); a pair of files is laid out as a model folder first."""
     spec_id, files = planned(args)
+    set_aside_earlier(out_dir(args, spec_id))  # first: a refusal below writes its page in its place
     if args.model_dir:
         models.add_model_dir(args.model_dir)
     if files is None:
-        spec = models.get(spec_id)
-        set_aside_earlier(out_dir(args, spec.id))
-        return spec, args.size, [], None
+        return models.get(spec_id), args.size, [], None
     assert args.data is not None, "planned() refuses a pair of files without data"
-    set_aside_earlier(out_dir(args, spec_id))
     folder = out_dir(args, spec_id) / "model"
     spec, ignored = lay_out_pair(*files, args.data, spec_id, folder, args.reference is not None)
     return spec, GIVEN, ignored, files

@@ -10,11 +10,12 @@ import numpy as np
 from stanjax.reports.stats import MIN_BLOCKS, Ratio
 
 
-def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> list[str]:
+def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str, ratio: Ratio | None) -> list[str]:
     """Where a speed gap comes from. ESS/s is ESS per gradient over the cost of a gradient, so NumPyro / Stan
-    ESS/s splits into the two: the gradient's cost ratio and the sampler's ESS-per-gradient ratio. Then the Stan
-    program's model-block loops that hold sampling statements: element-by-element terms are what the Stan User's
-    Guide's efficiency chapter has one vectorised statement replace."""
+    ESS/s splits into the two: the gradient's cost ratio and the sampler's ESS-per-gradient ratio (``ratio``: the
+    speed ratio the check took, None where no repeat had valid runs of both). Then the Stan program's model-block
+    loops that hold sampling statements: element-by-element terms are what the Stan User's Guide's efficiency
+    chapter has one vectorised statement replace."""
     stan, numpyro = (next(row for row in rows if row["engine"] == name) for name in ("Stan", "NumPyro"))
     advice = []
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -28,8 +29,14 @@ def speed_advice(rows: list[dict], stan_file: Path, shown_as: Path | str) -> lis
             f"{figure(numpyro['ms_per_gradient'])} ms) x {sampler:.3g} from the sampler (ESS per 1000 "
             f"gradients: Stan "
             f"{figure(stan['ess_per_1000_gradients'])}, NumPyro {figure(numpyro['ess_per_1000_gradients'])})"
-            f": {larger} makes most of the difference (medians over the runs: the speed ratio above is the"
-            " median over paired repeats, so the two factors' product need not equal it)"
+            f": {larger} makes most of the difference "
+            + (
+                "(medians over the runs: the speed ratio above is the median over paired repeats, so the two "
+                "factors' product need not equal it)"
+                if ratio is not None
+                else "(medians over the completed runs, valid or not: no speed ratio was taken, no repeat had valid "
+                "runs of both)"
+            )
         )
     advice += [
         f"{shown_as}, line {line}: a loop of sampling statements, one element at a time; where its "

@@ -29,7 +29,8 @@ from pathlib import Path
 from stanjax import models
 from stanjax.models import UsageError, argument_names
 from stanjax.runner.measure.worker import die_with_the_parent, leave
-from stanjax.runner.pairing.check import PATHS, CheckResult, static_stage
+from stanjax.runner.pairing.check import PATHS, static_stage
+from stanjax.runner.pairing.check_result import CheckResult
 from stanjax.runner.pairing.density_stage import density_stage
 from stanjax.runner.pairing.pair_files import CheckRequest, out_dir, target
 

@@ -208,6 +208,11 @@ def test_a_crashing_engine_leaves_the_other_engines_records_intact(tmp_path):
         timeout=600,
     )
     assert proc.returncode == 1 and "1 of 2 runs ok" in proc.stdout
+    # a log, not a terminal: a line per run as it ends (issue 83), no progress bar's last frame
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("run ")]
+    assert [line.split(": ")[0] for line in lines] == ["run 1 of 2", "run 2 of 2"], proc.stdout
+    assert sorted(line.rsplit(": ", 1)[1].split(",")[0] for line in lines) == ["error", "ok"]
+    assert "━" not in proc.stdout
     by_engine = {r.engine: r for r in records.read(out)}
     assert by_engine["numpyro"].status == "error"
     assert "planted crash in the numpyro worker" in by_engine["numpyro"].error
@@ -323,7 +328,7 @@ def test_a_full_disk_is_one_line_and_keeps_every_record_written(tmp_path, monkey
 def test_a_stop_signal_waits_until_a_record_is_both_on_disk_and_counted():
     """Ctrl-C landing between a record's append and its count said "0 of 20 runs finished and recorded" beside a
     record on disk (seen in make test): within ``stop_signals_held`` the signal waits, then stops the campaign."""
-    from stanjax.runner.measure.jobs import stop_signals_held
+    from stanjax.runner.measure.stopping import stop_signals_held
 
     done = []
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -8,17 +8,20 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import markupsafe
 import numpy as np
 import pytest
 
 from stanjax import models
 from stanjax.models import ROOT
+from stanjax.reports.stats import Ratio
 from stanjax.runner.commands.cli import main
 from stanjax.runner.core import engine_registry
 from stanjax.runner.core.records import read as read_records
 from stanjax.runner.measure import diagnose, stan_program, static_checks
-from stanjax.runner.pairing import agreement, check, check_verdicts, pair_files, speed_advice
+from stanjax.runner.pairing import agreement, check, check_verdicts, pair_files, run_stage, speed_advice
 
 EXAMPLE = ROOT / "examples" / "poisson"
 EXAMPLE_ID = "counts_synth-poisson_regression"
@@ -47,7 +50,7 @@ def nothing_may_sample(monkeypatch):
         return static_only(stage, *args, **kwargs) if stage == "static" else refuse()
 
     monkeypatch.setattr(check, "in_worker", static_alone)
-    monkeypatch.setattr(check, "run_jobs", refuse)
+    monkeypatch.setattr(run_stage, "run_jobs", refuse)
 
 
 @pytest.mark.parametrize("spec", ZOO, ids=[spec.id for spec in ZOO])
@@ -129,9 +132,10 @@ def test_the_examples_data_file_is_its_generators_tiny_data(own_models):
         ),
         (
             lambda stan, py, data: py.write_text(
-                py.read_text().replace("dist.Normal(0.0, 2.5)", "dist.HalfNormal(2.5)")
+                py.read_text().replace("dist.Normal(0.0, 1.0).expand([K]).to_event(1)", "dist.Dirichlet(jnp.ones(K))")
             ),
-            "'alpha': Stan declares real (unconstrained), the NumPyro site's support is lower=0: not the same posterior",
+            "'beta': Stan declares vector[K] (unconstrained), the NumPyro site's support is simplex: not the same "
+            "posterior",
         ),
         (
             lambda stan, py, data: data.write_text(
@@ -139,8 +143,20 @@ def test_the_examples_data_file_is_its_generators_tiny_data(own_models):
             ),
             "data 'y' has shape (99,), but poisson_regression.stan's array[N] int<lower=0> y has shape (100,)",
         ),
+        (
+            lambda stan, py, data: data.write_text(data.read_text().replace('"X":', '"Xs":')),
+            "data has no 'X': poisson_regression.stan's data block declares matrix[N, K] X, and poisson_regression() "
+            "takes it (the data have 'Xs', which neither side declares: a misspelling?)",
+        ),
     ],
-    ids=["renamed site", "missing data key", "data key only NumPyro takes", "constraint", "data shape"],
+    ids=[
+        "renamed site",
+        "missing data key",
+        "data key only NumPyro takes",
+        "constraint",
+        "data shape",
+        "misspelled key",
+    ],
 )
 def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(
     plant, message, pair, own_models, monkeypatch, tmp_path, capsys
@@ -152,6 +168,9 @@ def test_a_static_problem_is_one_line_and_exit_2_before_anything_samples(
     captured = capsys.readouterr()
     assert captured.err == f"stanjax check: error: counts-poisson_regression: {message}\n"
     assert captured.out == "" and not (tmp_path / "out" / "results.jsonl").exists()
+    page = (tmp_path / "out" / "check.html").read_text()  # issue 83: every verdict writes its page, exit 2 too
+    assert "PROBLEM WITH THE INPUT" in page and str(markupsafe.escape(message)) in page
+    assert f"--out {tmp_path / 'out'}" in page  # made by: the command that makes it again
 
 
 @pytest.mark.parametrize(
@@ -370,6 +389,8 @@ def test_a_log_density_nan_at_some_points_only_keeps_the_density_verdict(pair, o
         numpyro = [density.numpyro_side(spec, data, point)[0] for point in points]
         return density.DensityCheck([0.0] * len(points), numpyro, False, None)
 
+    monkeypatch.setattr(density, "build", lambda spec: None)
+    monkeypatch.setattr(density, "sampling_overhead_s", lambda *args: 0.0)
     monkeypatch.setattr(density, "posterior_points", lambda *args: points)
     monkeypatch.setattr(density, "check", numpyro_only)
     monkeypatch.setattr(density_stage, "suspect_parameters", lambda *args: ([("alpha", 1.0)], ["beta"]))
@@ -530,7 +551,8 @@ def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
         [a_run("stan", ["divergences"]), a_run("numpyro", ["divergences", "rhat"])], disagree
     )
     assert outcome == check_verdicts.SAMPLING_FAILED and len(advice) == 2
-    assert advice[0].startswith("NumPyro and Stan: divergent transitions") and "non-centre" in advice[0]
+    assert advice[0].startswith("NumPyro and Stan: divergent transitions") and "adapt_delta" in advice[0]
+    assert "funnel" not in advice[0]  # a cause named only where its draws show it (the funnel test below)
     assert advice[1].startswith("NumPyro: R-hat above 1.01")
     assert check_verdicts.run_verdict([a_run("stan"), a_run("numpyro")], disagree) == (
         check_verdicts.SAMPLING_FAILED,
@@ -548,6 +570,106 @@ def test_three_verdicts_tell_a_different_port_from_a_sampler_that_failed():
         check_verdicts.DIFFERENT: 1,
         check_verdicts.SAMPLING_FAILED: 3,
     }
+
+
+def test_an_engine_whose_runs_fail_rhat_alone_is_judged_on_their_chains_pooled(tmp_path):
+    """Issue 83's radon_mn: one run in six at max R-hat 1.012 over 175 parameters is chance; the engine's runs'
+    chains pooled decide its R-hat gate (each run's shown), and any other failed gate keeps the runs apart."""
+    rng = np.random.default_rng(0)
+    files = [tmp_path / f"{i}.npz" for i in range(3)]
+    for i, file in enumerate(files):
+        np.savez(file, **{"posterior/mu": rng.normal(size=(4, 1000)) + (5.0 if i == 2 else 0.0)})
+    assert agreement.pooled_rhat(files[:2], ["mu"]) < 1.01 < agreement.pooled_rhat(files, ["mu"])
+
+    def run(engine, failed=(), rhat=1.003):
+        found = a_run(engine, failed)
+        found.metrics.max_rhat, found.config = rhat, metrics(chains=4)
+        return found
+
+    runs = [run("stan"), run("stan", ["rhat"], 1.012), run("numpyro"), run("numpyro")]
+    assert check_verdicts.pooling(runs) == ["stan"]
+    assert check_verdicts.pooling([run("stan", ["rhat"]), run("stan", ["ess"]), *runs[2:]]) == []
+    agree = [{"passed": True}]
+    assert check_verdicts.run_verdict(runs, agree, pooled={"stan": 1.004}) == (check_verdicts.SAME, [])
+    outcome, advice = check_verdicts.run_verdict(runs, agree, pooled={"stan": 1.02})
+    assert outcome == check_verdicts.SAMPLING_FAILED and advice[0].startswith("Stan: R-hat above 1.01")
+    (note,) = check_verdicts.pooled_notes(runs, {"stan": 1.004})
+    assert note.startswith("Stan: max R-hat 1.003, 1.012 in its 2 runs of 4 chains, 1.004 over their 8 chains pooled")
+    assert "the R-hat gate passes on the pooled draws" in note
+
+
+@pytest.mark.stan
+def test_a_check_stopped_in_its_runs_writes_its_page_without_a_verdict(pair, own_models, monkeypatch, tmp_path, capsys):
+    """Issue 83: an interrupted check wrote no page; now it holds what finished (here: nothing) and says why."""
+
+    def stopped(jobs, out, timeout_s, written, **options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_stage, "run_jobs", stopped)
+    stan, py, data = pair
+    out = tmp_path / "out"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out)]) == 130
+    assert (
+        capsys.readouterr().out.splitlines()[-1] == f"interrupted (SIGINT): 0 of 6 runs finished and recorded in {out}"
+    )
+    page = (out / "check.html").read_text()
+    assert "STOPPED (SIGINT) after 0 of 6 runs: no verdict" in page and 'class="fail"' in page
+
+
+def test_divergences_crowding_a_scales_small_values_are_named_as_a_funnel_and_scattered_ones_are_not(tmp_path):
+    """Issue 83: the advice named a funnel whenever a run diverged; now only where the divergent draws sit at a
+    positive parameter's small values (eight schools centred: tau near 0), naming it."""
+    rng = np.random.default_rng(1)
+    tau = np.exp(rng.normal(size=(4, 1000)))
+    theta = rng.normal(size=(4, 1000, 3))
+    crowded, scattered = tmp_path / "crowded.npz", tmp_path / "scattered.npz"
+    draws = {"posterior/tau": tau, "posterior/theta": theta}
+    np.savez(crowded, **draws, **{"sample_stats/diverging": tau < np.quantile(tau, 0.02)})
+    np.savez(scattered, **draws, **{"sample_stats/diverging": rng.uniform(size=(4, 1000)) < 0.02})
+    found = agreement.funnel([crowded], ["tau", "theta"])
+    assert found["name"] == "tau" and found["divergent"] < found["overall"] / 3
+    assert agreement.funnel([scattered], ["tau", "theta"]) is None
+    advice = check_verdicts.run_verdict(
+        [a_run("stan", ["divergences"])], [], seen={"divergences": check_verdicts.FUNNEL.format(**found)}
+    )[1]
+    assert advice[0].startswith("Stan: divergent transitions where tau is small (median ") and "non-centre" in advice[0]
+
+
+def test_the_made_by_line_makes_the_check_again():
+    """Issue 83: "Made by" named the data and seed only; now every option off its default, and the folder."""
+    from stanjax.runner.commands import check as verb
+
+    asked = pair_files.CheckRequest(
+        ["m.stan", "m.py"],
+        data=Path("d.json"),
+        draws=2000,
+        repeats=5,
+        budget=30.0,
+        engines=["stan", "numpyro", "nutpie_jax"],
+    )
+    assert verb.command(asked, Path("o")) == (
+        "stanjax check m.stan m.py --data d.json --draws 2000 --repeats 5 --budget 30.0 --engines stan numpyro "
+        "nutpie_jax --out o"
+    )
+    assert verb.command(pair_files.CheckRequest(["eight_schools"], size="small"), Path("o")) == (
+        "stanjax check eight_schools --size small --out o"
+    )
+
+
+def test_runs_estimated_past_the_budget_are_refused_before_they_start_saying_what_fits(monkeypatch):
+    """Issue 83's small network: every run hit the 600 s timeout after the density stage; now the short run's
+    seconds an iteration predict the runs, and a request past --budget (or a run past --timeout) is refused."""
+    monkeypatch.setattr(run_stage.os, "sched_getaffinity", lambda pid: {0, 1})
+    asked = pair_files.CheckRequest(["m"])  # 4 chains on 2 cores: 2 rounds of 1500 iterations a run
+    per_run = run_stage.run_seconds(asked, 0.01)
+    assert per_run == pytest.approx(0.01 * 1500 * 2 + run_stage.START_S)
+    run_stage.within_budget(asked, per_run, 0.01)  # 6 runs of 38 s: within 10 minutes
+    with pytest.raises(models.UsageError, match=r"over --budget 10 min: --repeats 1 takes about 5\.3 min"):
+        run_stage.within_budget(asked, run_stage.run_seconds(asked, 0.05), 0.05)
+    with pytest.raises(models.UsageError, match=r"--repeats 1 --draws \d+00 fits it; or --budget \d+ to run"):
+        run_stage.within_budget(asked, run_stage.run_seconds(asked, 0.15), 0.15)
+    with pytest.raises(models.UsageError, match=r"past --timeout 600 s"):
+        run_stage.within_budget(asked, run_stage.run_seconds(asked, 0.3), 0.3)
 
 
 def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
@@ -578,7 +700,10 @@ def test_speed_advice_splits_the_gap_into_gradient_and_sampler_and_points_at_sam
         {"engine": "Stan", "ms_per_gradient": 0.4, "ess_per_1000_gradients": 100.0},
         {"engine": "NumPyro", "ms_per_gradient": 0.1, "ess_per_1000_gradients": 50.0},
     ]
-    advice = speed_advice.speed_advice(rows, program, "my/loops.stan")
+    advice = speed_advice.speed_advice(rows, program, "my/loops.stan", Ratio(2.0, 1.5, 2.5, 3))
+    assert "the speed ratio above is the median over paired repeats" in advice[0]
+    unpaired = speed_advice.speed_advice(rows, program, "my/loops.stan", None)[0]  # issue 83: seeds, no ratio
+    assert "no speed ratio was taken" in unpaired and "the speed ratio above" not in unpaired
     assert (
         advice[0].startswith(
             "where the gap comes from: 4 from the cost of a gradient (Stan 0.4 ms, NumPyro 0.1 ms) x 0.5 from the sampler"
@@ -746,6 +871,106 @@ def test_a_port_of_posteriordbs_garch11_is_the_same_posterior_as_its_reference(o
     assert runs and all(r.gates["reference"]["checked"] and r.gates["reference"]["passed"] for r in runs)
 
 
+TRUNCATED = ROOT / "tests" / "fixtures" / "truncated"  # a prior truncating a wider Stan bound (SOURCE.md)
+
+
+@pytest.fixture
+def truncated(tmp_path):
+    """tests/fixtures/truncated's three files, copied: Stan's real<lower=-10, upper=20> beta under uniform(-10, 10),
+    NumPyro's Uniform(-10, 10)."""
+    files = tuple(tmp_path / name for name in ("truncated.stan", "truncated.py", "truncated.json"))
+    for copy in files:
+        shutil.copyfile(TRUNCATED / copy.name, copy)
+    return files
+
+
+def test_bounds_that_differ_are_a_note_for_the_density_stage(truncated, own_models, monkeypatch, tmp_path, capsys):
+    """Issue 83's GLMM_Poisson: a Stan bound wider than its uniform prior's support is one posterior with the
+    NumPyro port's Uniform, which only the densities can tell (a simplex against a real vector is a problem: the
+    static test above)."""
+    stan, py, data = truncated
+    nothing_may_sample(monkeypatch)
+    out = tmp_path / "out"
+    assert main(["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "static"]) == 0
+    text = capsys.readouterr().out
+    assert "note: 'beta': Stan declares real<lower=" in text, text
+    assert "the NumPyro site's support is lower=-10, upper=10: one posterior only if each side's density" in text
+
+
+@pytest.mark.stan
+def test_a_stan_draw_outside_numpyros_support_is_a_different_posterior(truncated, own_models, tmp_path, capsys):
+    """The planted fault: the port's Uniform(-10, 0.2) ends below the posterior's beta (about 0.8), so Stan's draws
+    lie outside it: the density stage says so (NumPyro's Uniform log density is finite there, unchecked)."""
+    py = truncated[1]
+    py.write_text(py.read_text().replace("dist.Uniform(-10.0, 10.0)", "dist.Uniform(-10.0, 0.2)"))
+    code, line = density_run(truncated, tmp_path, capsys)
+    assert code == 1 and "FAIL" in line and "lie outside the NumPyro model's support (beta = " in line, line
+    assert "(support lower=-10, upper=0.2)" in line, line
+
+
+@pytest.mark.stan
+@pytest.mark.slow
+def test_a_prior_truncating_a_wider_stan_bound_is_the_same_posterior_at_the_defaults(
+    truncated, own_models, tmp_path, capsys
+):
+    """Issue 83's acceptance for a GLMM-like truncated prior: the whole check at its defaults."""
+    stan, py, data = truncated
+    out = tmp_path / "out"
+    code = main(["check", str(stan), str(py), "--data", str(data), "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "SAME POSTERIOR: " in text, text
+    assert "note: 'beta': Stan declares real<lower=-10, upper=20>" in text
+    assert "SAME POSTERIOR" in (out / "check.html").read_text()
+
+
+@pytest.mark.stan
+@pytest.mark.slow
+def test_runs_too_short_to_decide_their_gates_grow_their_draws(truncated, own_models, tmp_path, capsys):
+    """Issue 83's item 1: 100 draws a chain cannot give 400 effective draws; the runs double their draws until the
+    gates are decided (at most 4 x --draws), the last round judged, every round recorded."""
+    stan, py, data = truncated
+    out = tmp_path / "out"
+    code = main(["check", str(stan), str(py), "--data", str(data), "--draws", "100", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "note: draws a chain grown 100 → 200" in text, text
+    rounds = sorted({r.config.draws for r in read_records(out)})
+    assert rounds[:2] == [100, 200] and len(read_records(out)) == 6 * len(rounds)
+
+
+RADON, NETWORK = (ROOT / "tests" / "fixtures" / name for name in ("radon_mn", "network"))  # SOURCE.md
+
+
+def fixture_check(folder: Path, *options: str) -> list[str]:
+    name = folder.name
+    pair = [str(folder / f"{name}.stan"), str(folder / f"{name}.py"), "--data", str(folder / f"{name}.json")]
+    return ["check", *pair, *options]
+
+
+@pytest.mark.stan
+@pytest.mark.slow
+def test_radon_mns_non_centred_port_of_175_parameters_is_the_same_posterior_at_the_defaults(
+    own_models, tmp_path, capsys
+):
+    """Issue 83's acceptance: a non-centred port on posteriordb's radon_mn data (919 houses, 85 counties) passes at
+    the defaults, where one run in six at max R-hat 1.012 over its 175 parameters had failed it."""
+    out = tmp_path / "out"
+    code = main(fixture_check(RADON, "--out", str(out)))
+    text = capsys.readouterr().out
+    assert code == 0 and "SAME POSTERIOR: " in text, text
+
+
+@pytest.mark.stan
+def test_a_networks_check_past_its_budget_is_refused_before_its_runs_with_its_page(own_models, tmp_path, capsys):
+    """Issue 83's small network: the density stage's note estimates the runs; past --budget the check says so
+    before any run starts, exit 2, and writes its page."""
+    out = tmp_path / "out"
+    assert main(fixture_check(NETWORK, "--budget", "0.05", "--out", str(out))) == 2
+    captured = capsys.readouterr()
+    assert "note: the runs: about " in captured.out and "estimated from the short Stan run's" in captured.out
+    assert "over --budget 0.05 min: not even --repeats 1 fits it; or --budget " in captured.err, captured.err
+    assert not (out / "results.jsonl").exists() and "PROBLEM WITH THE INPUT" in (out / "check.html").read_text()
+
+
 def test_the_speed_ratio_is_taken_within_paired_repeats_and_needs_five_for_an_interval():
     """Per repeat (a block of both engines back to back) NumPyro's ESS/s over Stan's; the median, and an interval
     only from 5 repeats on. A repeat with one engine's run invalid pairs with nothing."""
@@ -776,9 +1001,9 @@ def test_trees_near_the_depth_limit_get_a_note_per_engine_and_shallow_ones_none(
     from stanjax.runner.core import records
 
     runs = [r for r in records.read(ROOT / "tests" / "fixtures" / "tiny_repeats2.jsonl") if r.status == "ok"]
-    assert runs and check.depth_notes(runs) == []  # the fixture's trees are shallow
+    assert runs and run_stage.depth_notes(runs) == []  # the fixture's trees are shallow
     deep = [replace(r, metrics=replace(r.metrics, mean_leapfrog_per_draw=829.0)) for r in runs if r.engine == "stan"]
-    notes = check.depth_notes([*runs, *deep])
+    notes = run_stage.depth_notes([*runs, *deep])
     assert len(notes) == 1 and notes[0].startswith("httpstan-CPU: trees of 829 leapfrog steps a draw on average")
     assert "of at most 1,023 (max tree depth 10)" in notes[0]
 
@@ -791,8 +1016,10 @@ def test_a_new_check_sets_the_earlier_ones_page_and_model_folder_aside(pair, own
     args = ["check", str(stan), str(py), "--data", str(data), "--out", str(out), "--stop-after", "static"]
     assert main(args) == 0
     page, port = (out / "check.html").read_text(), (out / "model" / "jax_models" / py.name).read_text()
-    py.write_text(py.read_text().replace('"alpha", dist.Normal(0.0, 2.5)', '"alpha", dist.HalfNormal(2.5)'))
-    assert main(args) == 2  # alpha's support differs: refused before anything runs
+    py.write_text(
+        py.read_text().replace("dist.Normal(0.0, 1.0).expand([K]).to_event(1)", "dist.Dirichlet(jnp.ones(K))")
+    )
+    assert main(args) == 2  # beta a simplex: refused before anything runs
     [earlier] = (out / pair_files.EARLIER).iterdir()
     assert (earlier / "check.html").read_text() == page and (
         earlier / "model" / "jax_models" / py.name
@@ -819,7 +1046,7 @@ def test_check_engines_are_the_pair_and_nutpies_each_refused_in_one_line_before_
         raise AssertionError("a stage ran after a refused --engines")
 
     monkeypatch.setattr(check, "in_worker", refuse)
-    monkeypatch.setattr(check, "run_jobs", refuse)
+    monkeypatch.setattr(run_stage, "run_jobs", refuse)
     target = ["check", "eight_schools-eight_schools_noncentered", "--out", str(tmp_path / "out")]
     assert main([*target, "--engines", "stan", "numpyro", "nutpie_jaz"]) == 2
     err = capsys.readouterr().err
@@ -855,7 +1082,7 @@ def test_with_nutpie_on_both_programs_the_speed_advice_names_the_gradient_or_the
     def block(b, stan, numpyro, nutpie_stan, nutpie_jax):
         return [
             timed_run(e, b, v)
-            for e, v in zip(check.PAIR + ("nutpie_stan", "nutpie_jax"), (stan, numpyro, nutpie_stan, nutpie_jax))
+            for e, v in zip(pair_files.PAIR + ("nutpie_stan", "nutpie_jax"), (stan, numpyro, nutpie_stan, nutpie_jax))
         ]
 
     sampler_made_it = [r for b in range(5) for r in block(b, 100.0, 400.0, 150.0, 120.0)]
@@ -866,7 +1093,7 @@ def test_with_nutpie_on_both_programs_the_speed_advice_names_the_gradient_or_the
     gradient_made_it = [r for b in range(2) for r in block(b, 100.0, 400.0, 100.0, 350.0)]
     lines = nutpie_split(gradient_made_it)
     assert "3.5 (2 paired repeats)" in lines[1] and ": the gradient makes most of the difference" in lines[1]
-    assert nutpie_split([r for r in gradient_made_it if r.engine in check.PAIR]) == []
+    assert nutpie_split([r for r in gradient_made_it if r.engine in pair_files.PAIR]) == []
     alone = [r for r in gradient_made_it if r.engine != "nutpie_stan"]
     assert nutpie_split(alone) == [
         "the sampler alone (one gradient): NumPyro / nutpie-JAX ESS/s 1.14 (2 paired repeats)",
