@@ -172,7 +172,7 @@ def measured(engine: str, repeat: int, loaded: bool = False, failed: tuple[str, 
 def test_a_comparison_says_why_it_has_no_ratio_or_too_few_blocks(blocks, planted, why, tmp_path, monkeypatch):
     from stanjax.runner.measure import jobs
 
-    def run_one(job, timeout_s, log_dir, draws_file):
+    def run_one(job, timeout_s, log_dir, draws_file, show):
         spared = job.engine == "stan" and job.repeat == 0  # the one run that passes its gates
         failed = () if spared else planted.get("failed", ())
         return measured(job.engine, job.repeat, planted.get("loaded", False), failed)

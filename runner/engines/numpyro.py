@@ -24,6 +24,7 @@ import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec
+from stanjax.runner.core import run_progress
 from stanjax.runner.core.config import Placement, RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.jax_setup import CompileClock, device_info, initial_points, split_data, start_jax
@@ -93,13 +94,17 @@ class NumPyroEngine:
         )
         warmup_compiled = warmup_all.lower((keys, inits), arrays).compile()
         compile_s = time.perf_counter() - start
+        # Each phase is one compiled call: what is reported is the phase it is in (between the clocks).
+        run_progress.report(f"NumPyro: warmup, {config.warmup:,} iterations a chain in one compiled call")
         start = time.perf_counter()
         states, warmup_gradients = jax.block_until_ready(warmup_compiled((keys, inits), arrays))
         warmup_s = time.perf_counter() - start
 
+        run_progress.report("NumPyro: compiling the sampling")
         start = time.perf_counter()
         sampling_compiled = sample_all.lower(states, arrays).compile()
         compile_s += time.perf_counter() - start
+        run_progress.report(f"NumPyro: sampling, {config.draws:,} draws a chain in one compiled call")
         start = time.perf_counter()
         samples, n_steps, diverging = jax.block_until_ready(sampling_compiled(states, arrays))
         sampling_s = time.perf_counter() - start

@@ -32,14 +32,15 @@ import numpy as np
 
 from stanjax import jax_models
 from stanjax.models import ModelSpec, UsageError
-from stanjax.runner.core import engine_registry
+from stanjax.runner.core import engine_registry, run_progress
 from stanjax.runner.core.config import Placement, RunConfig, stanc_options
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats, Timings
 from stanjax.runner.engines.bridgestan_build import BridgeStanBuild
 from stanjax.runner.engines.stan import program as stan_program
 
-# nutpie calls the progress callback as the chains start, every PROGRESS_MS and once every chain is done: only the
-# last call is read, so a long period keeps the callback off the chains' GIL.
+# nutpie calls the progress callback as the chains start, every PROGRESS_MS and once every chain is done: each call
+# is a report in the run's log (run_progress), the last one's clock is read; a long period keeps the callback off
+# the chains' GIL.
 PROGRESS_MS = 60_000
 ADAPTATION = (
     "nutpie's default ('diag'): a diagonal mass matrix from the draws' and the gradients' variances, the step size "
@@ -69,6 +70,18 @@ def one_line_errors():
         raise RuntimeError(f"nutpie: {cause}") from None
 
 
+def progress_text(chains) -> str:
+    """What nutpie's progress callback says of its chains: the slowest one's draws (tuning included) and its
+    latest tree, and every chain's divergences."""
+    slowest = min(chains, key=lambda chain: chain.finished_draws)
+    divergences = sum(chain.divergences for chain in chains)
+    which = f", the slowest of {len(chains)} chains; its" if len(chains) > 1 else "; its"
+    return (
+        f"nutpie: draw {slowest.finished_draws:,} of {slowest.total_draws:,} (tuning first){which} last tree "
+        f"{slowest.latest_num_steps} leapfrog steps; {divergences} divergent"
+    )
+
+
 def run(model, config: RunConfig, seed: int) -> Sampled:
     """nutpie's sample call on a compiled nutpie ``model``, timed to the progress report of its last chain."""
     import nutpie
@@ -79,6 +92,7 @@ def run(model, config: RunConfig, seed: int) -> Sampled:
 
     def progress(chains) -> None:
         reached[:] = [f"{chain.finished_draws} of {chain.total_draws}" for chain in chains]
+        run_progress.report(progress_text(chains))
         if all(chain.finished_draws == chain.total_draws for chain in chains):
             finished.append((time.perf_counter(), [chain.runtime_ms / 1e3 for chain in chains]))
 

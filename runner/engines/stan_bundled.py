@@ -20,7 +20,7 @@ import numpy as np
 
 from stanjax.models import UsageError
 from stanjax.runner.core import isa as isas
-from stanjax.runner.core import migrations
+from stanjax.runner.core import migrations, run_progress
 from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import SampleResult, SamplerStats
 from stanjax.runner.engines import stan_build
@@ -31,6 +31,8 @@ from stanjax.runner.engines.stan_output import (
     _stan_split,
     _stan_version,
     group_columns,
+    last_tree,
+    latest_iteration,
     sample_table,
 )
 from stanjax.runner.engines.stanc import STANC_TRIES, stanc_timed_out, translated_with
@@ -246,6 +248,7 @@ def _refuse_to_fork_with_jax() -> None:
 # after a round in which one brought much (a big model's draws, near filling that socket's buffer) it reads on.
 BATCH_BYTES = 1 << 16
 BATCH_WAIT_S = 0.002
+PROGRESS_S = 5.0  # how often the reader reports the chains' progress (run_progress), from what they sent
 
 
 class Received:
@@ -305,6 +308,7 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
             process.start()
             processes.append(process)
         received: dict[socket.socket, Received] = {}
+        progress = run_progress.Throttle(PROGRESS_S)
         closed: set[socket.socket] = set()
         running = {process.sentinel for process in processes}  # readable once the process has ended
         try:
@@ -334,6 +338,8 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                         closed.add(source)
                 if running and brought < BATCH_BYTES:
                     time.sleep(BATCH_WAIT_S)
+                if progress.due():
+                    _report_progress(list(received.values()), chains)
         finally:
             for process in processes:
                 if process.is_alive():
@@ -351,6 +357,25 @@ def _run_chains(module, arguments: dict, chains: int, threads: int = 1) -> list[
                 message = error.read_text() if error.exists() else _stan_errors(outputs[chain - 1].text)
                 raise RuntimeError(f"Stan chain {chain} failed (exit {process.exitcode}): {message}")
     return outputs
+
+
+def _report_progress(received: list[Received], chains: int) -> None:
+    """The slowest chain's newest iteration, as its logger said it (every ``refresh`` iterations), and once it
+    samples, its last tree."""
+    iterations, trees = {}, {}
+    for sent in received:
+        if sent.buffer.startswith(DRAWS_HEADER):
+            trees[sent.chain] = last_tree(sent.buffer, sent.size)
+        elif reached := latest_iteration(sent.buffer, sent.size):
+            iterations[sent.chain] = reached
+    if not iterations:
+        return
+    chain, (done, total, phase) = min(iterations.items(), key=lambda item: item[1][0])
+    slowest = f", the slowest of {chains} chains" if chains > 1 else ""
+    text = f"Stan: iteration {done:,} of {total:,} ({phase.lower()}){slowest}"
+    if tree := trees.get(chain):
+        text += f"; its last tree {tree[1]} leapfrog steps (depth {tree[0]})"
+    run_progress.report(text)
 
 
 def chain_output(connections: list[bytes] | list[bytearray]) -> ChainOutput:

@@ -16,6 +16,7 @@ from stanjax.runner.core.config import RunConfig
 from stanjax.runner.core.engine_registry import Timings
 
 ELAPSED_RE = re.compile(r"([0-9.eE+-]+) seconds \((Warm-up|Sampling)\)")
+ITERATION_RE = re.compile(rb"Iteration:\s*(\d+) / (\d+) \[\s*\d+%\]\s*\((Warmup|Sampling)\)")
 
 
 def _stan_split(
@@ -82,6 +83,29 @@ def sample_table(sent: bytes | bytearray, draws: int) -> tuple[list[str], np.nda
         raise RuntimeError(f"Stan sent {sent_draws:g} draws, expected {draws}")
     table = np.frombuffer(sent, dtype=np.float64, count=draws * len(columns), offset=newline + 1)
     return columns, table.reshape(draws, len(columns))
+
+
+def latest_iteration(sent: bytes | bytearray, size: int) -> tuple[int, int, str] | None:
+    """The newest "Iteration: i / n (phase)" message in the first ``size`` bytes a chain's logger has sent (it
+    sends one every ``refresh`` iterations); None before the first (or while the newest is half received)."""
+    at = sent.rfind(b"Iteration:", 0, size)
+    found = ITERATION_RE.match(sent, at, size) if at >= 0 else None
+    return (int(found[1]), int(found[2]), found[3].decode()) if found else None
+
+
+def last_tree(sent: bytes | bytearray, size: int) -> tuple[int, int] | None:
+    """The newest draw's tree (its depth and leapfrog steps) in the first ``size`` bytes a chain's draws writer has
+    sent; None before its first draw."""
+    newline = sent.find(b"\n", len(DRAWS_HEADER), size)
+    if not sent.startswith(DRAWS_HEADER) or newline < 0:
+        return None
+    columns = sent[len(DRAWS_HEADER) : newline].decode().split("\t")
+    row_bytes = 8 * len(columns)
+    rows = (size - newline - 1) // row_bytes
+    if not rows:
+        return None
+    row = np.frombuffer(sent, np.float64, count=len(columns), offset=newline + 1 + (rows - 1) * row_bytes)
+    return int(row[columns.index("treedepth__")]), int(row[columns.index("n_leapfrog__")])
 
 
 def group_columns(columns: list[str], tables) -> dict[str, np.ndarray]:

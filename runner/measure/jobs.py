@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stanjax import models
 from stanjax.models import ROOT
-from stanjax.runner.core import environment, folder_lock, records
+from stanjax.runner.core import environment, folder_lock, records, run_progress
 from stanjax.runner.core.config import Job
 from stanjax.runner.core.records import RunRecord
 from stanjax.runner.measure import judge, validity
@@ -65,9 +65,12 @@ def base_record(job: Job, campaign_id: str, study: str = "") -> dict:
     }
 
 
-def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None = None) -> dict:
+def run_one(
+    job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None = None, show: run_progress.Show | None = None
+) -> dict:
     """The worker's part of the record judged here (:mod:`stanjax.runner.measure.judge`), or ``status`` and its log's
-    last lines when it failed; with the load on the job's cores beside it either way; the draws kept in ``draws_file``."""
+    last lines when it failed; with the load on the job's cores beside it either way; the draws kept in ``draws_file``;
+    the run's progress, as its log reports it, passed to ``show`` while it runs."""
     core_ids = job_core_ids(job)
     with tempfile.TemporaryDirectory(prefix="stanjax-job-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "record.json"
@@ -93,7 +96,7 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
             )
             worker_cpu_s = 0.0
             try:
-                worker_cpu_s = _wait(proc, timeout_s)
+                worker_cpu_s = _wait(proc, timeout_s, run_progress.LogReader(log_file), show)
                 status = "ok" if proc.returncode == 0 and result_file.exists() else "error"
             except subprocess.TimeoutExpired:
                 status = "timeout"
@@ -116,9 +119,11 @@ def run_one(job: Job, timeout_s: float, log_dir: Path, draws_file: Path | None =
                 status = "error"
             else:
                 return {"status": "ok", "wall_s": wall_s, "load": load, **measured, **judged}
-    tail = log_file.read_text(errors="replace").splitlines()[-ERROR_TAIL_LINES:]
-    if status == "timeout":
-        error = f"timed out after {timeout_s:g} s"
+    lines = log_file.read_text(errors="replace").splitlines()
+    reports = [line for line in lines if line.startswith(run_progress.PREFIX)]
+    tail = [line for line in lines if not line.startswith(run_progress.PREFIX)][-ERROR_TAIL_LINES:]
+    if status == "timeout":  # with how far it got
+        error = f"timed out after {timeout_s:g} s" + (f" ({reports[-1]})" if reports else "")
     elif proc.returncode < 0:  # a signal: say which, whatever the log holds
         error = "\n".join([f"worker killed by {signal.Signals(-proc.returncode).name}", *tail])
     else:
@@ -140,17 +145,29 @@ def job_core_ids(job: Job) -> list[int] | None:
     return sorted(os.sched_getaffinity(0))[job.first_core : job.first_core + job.cores]
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float) -> float:
-    """Wait for the worker; its CPU seconds (its own and its reaped children's: Stan's chains), from wait4, so a
-    run's load counts this worker alone as ours even while another lane's worker runs beside it."""
-    deadline = time.monotonic() + timeout_s
+def _wait(
+    proc: subprocess.Popen,
+    timeout_s: float,
+    log: run_progress.LogReader | None = None,
+    show: run_progress.Show | None = None,
+) -> float:
+    """Wait for the worker, passing its newest progress report to ``show`` once every run_progress.POLL_S; its CPU
+    seconds (its own and its reaped children's: Stan's chains), from wait4, so a run's load counts this worker
+    alone as ours even while another lane's worker runs beside it."""
+    start = time.monotonic()
+    deadline, polled, newest = start + timeout_s, start, None
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
             return usage.ru_utime + usage.ru_stime
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        if log and show and now - polled >= run_progress.POLL_S:
+            polled, newest = now, log.newest() or newest
+            if newest:
+                show(newest, now - start)
         time.sleep(0.01)
 
 
@@ -270,15 +287,20 @@ class Recorder:
         self._lock = threading.Lock()
 
     def run(
-        self, job: Job, study: str = "", timeout_s: float | None = None, draws_file: Path | None = None
+        self,
+        job: Job,
+        study: str = "",
+        timeout_s: float | None = None,
+        draws_file: Path | None = None,
+        show: run_progress.Show | None = None,
     ) -> RunRecord:
         """Run ``job`` (stopped after ``timeout_s``, default the recorder's) and append its record, rerunning it
         while it was measured on a loaded machine and reruns are left; a failed job becomes a record too.
         ``study`` names the scaling study the run belongs to ("" for campaigns); ``draws_file`` receives the
-        draws (the API's ``sample``). The last record. Under the folder's lock: its caller's, where it holds it."""
+        draws (the API's ``sample``); ``show`` its progress while it runs. The last record. Under the folder's lock: its caller's, where it holds it."""
         for attempt in range(self.reruns + 1):
             with folder_lock.held(self.out_dir):
-                record = self._run_once(job, study, timeout_s, draws_file)
+                record = self._run_once(job, study, timeout_s, draws_file, show)
             if record.status != "ok" or not (record.load and record.load.loaded) or attempt == self.reruns:
                 return record
             busy = record.load.other_processes_cores
@@ -290,8 +312,10 @@ class Recorder:
             wait_for_quiet(job_core_ids(job), self.quiet_wait_s, self.say)
         return record
 
-    def _run_once(self, job: Job, study: str, timeout_s: float | None, draws_file: Path | None) -> RunRecord:
-        outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir, draws_file)
+    def _run_once(
+        self, job: Job, study: str, timeout_s: float | None, draws_file: Path | None, show: run_progress.Show | None
+    ) -> RunRecord:
+        outcome = run_one(job, self.timeout_s if timeout_s is None else timeout_s, self.log_dir, draws_file, show)
         record = msgspec.convert(
             {**base_record(job, self.campaign_id, study), **outcome}, RunRecord, from_attributes=True
         )
@@ -343,7 +367,13 @@ def run_jobs(
         task = progress.add_task("starting", total=len(jobs))
         for done, job in enumerate(jobs, 1):
             progress.update(task, description=job.label())
-            record = recorder.run(job, study, draws_file=draws_file(draws_dir, job) if draws_dir else None)
+            label = job.label()
+            show = (
+                run_progress.on_bar(label, progress, task)
+                if terminal
+                else run_progress.in_log(label, progress.console.print)
+            )
+            record = recorder.run(job, study, draws_file=draws_file(draws_dir, job) if draws_dir else None, show=show)
             if record.status != "ok":
                 progress.console.print(f"[red]{record.status}[/red]: {job.label()} (log: {record.log})")
             if not terminal:

@@ -6,7 +6,7 @@ campaign judges the draws (metrics and gates: :mod:`stanjax.runner.measure.judge
 the record.
 
 ``STANJAX_FAULT=<engine>:crash`` or ``<engine>:hang`` makes a worker of that engine die or hang before it
-samples: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
+builds its model: the hook the fault-tolerance tests use to plant a crash or a hang in one engine.
 
 DRAWS.npz holds the draws and the sampler's per-draw statistics: ``posterior/<name>`` (chain, draw, ...) and
 ``sample_stats/<name>``, as arviz lays them out (the API's ``sample`` returns them).
@@ -30,6 +30,7 @@ from typing import NoReturn
 import msgspec
 
 from stanjax import models
+from stanjax.runner.core import run_progress
 from stanjax.runner.core.config import Job
 from stanjax.runner.core.engine_registry import get_engine
 from stanjax.runner.measure import energy, judge
@@ -70,11 +71,16 @@ def run_job(job: Job, draws_file: Path) -> dict:
     """Sample, save the draws to ``draws_file``, and return the measured part of the record (data hash, engine
     details, timings, the sample call's energy) with the warmup's gradient count; the campaign judges the draws
     (:mod:`stanjax.runner.measure.judge`) once this process has exited."""
+    run_progress.report(f"building the {job.engine} model")
     _planted_fault(job.engine)
     spec = models.get(job.model_id)
     data = spec.data(job.config.size, job.config.data_seed(), job.config.resize)
     engine = get_engine(job.engine, job.front_end)
     handle = engine.compile(spec, job.placement)
+    config = job.config
+    run_progress.report(
+        f"sampling: {config.chains} chains of {config.warmup:,} warmup iterations and {config.draws:,} draws"
+    )
     with energy.Meter(METERED_SPAN) as meter:
         result = engine.sample(handle, data, job.config, job.sampler_seed, job.placement)
     for parameter in spec.summarised:
@@ -82,6 +88,7 @@ def run_job(job: Job, draws_file: Path) -> dict:
         got = result.draws[parameter.name].shape if parameter.name in result.draws else "missing"
         if got != expected:
             raise RuntimeError(f"{job.engine} draws of '{parameter.name}': shape {got}, expected {expected}")
+    run_progress.report("saving the draws")
     judge.save_draws(draws_file, result)
     timings = result.timings
     return {

@@ -97,7 +97,9 @@ def test_a_loaded_run_is_run_again_in_its_block_and_its_loaded_record_is_kept_ma
     )
     planted = iter([True])  # the first attempt of the first run is loaded; every other one is clean
     waited = []
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(next(planted, False)))
+    monkeypatch.setattr(
+        jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(next(planted, False))
+    )
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: waited.append(max_wait_s))
     written = []
     rerun = jobs.run_jobs(planned, tmp_path, 60, written, reruns=2, quiet_wait_s=30)
@@ -127,7 +129,7 @@ def test_a_run_loaded_on_every_try_stops_after_its_reruns_and_is_said_to_be_inco
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
     )
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(True))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(True))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     written = []
     rerun = jobs.run_jobs(planned, tmp_path, 60, written, reruns=2)
@@ -162,7 +164,7 @@ def test_resume_measures_again_a_run_that_a_known_bug_superseded(tmp_path, monke
             ]
         )
     )
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     jobs.run_jobs(planned, tmp_path, 60, [], reruns=2)
     made = records.read(tmp_path / records.RESULTS_FILE)
@@ -188,7 +190,7 @@ def test_resume_refuses_a_campaign_another_machine_made(tmp_path, monkeypatch, c
             ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--engines", "stan"]
         )
     )
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     monkeypatch.setattr(jobs, "wait_for_quiet", lambda core_ids, max_wait_s, say: None)
     jobs.run_jobs(planned[:1], tmp_path / "here", 60, [], reruns=0)
     made = records.read(tmp_path / "here" / records.RESULTS_FILE)
@@ -210,7 +212,7 @@ def test_resume_goes_on_with_the_newest_campaign_only_where_the_plan_covers_it(t
     or other settings starts a new campaign of the whole plan and says why in one line."""
     from stanjax.runner.commands.cli import main
 
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     out = tmp_path / "results"
     argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]
 
@@ -249,7 +251,7 @@ def test_a_plan_that_differs_from_the_campaign_in_no_single_option_is_said_as_a_
     models = "eight_schools-eight_schools_noncentered,covtype_synth-logistic_regression"
     argv = ["run", "--suite", "tiny", "--models", models, "--engines", "stan", "--repeats", "2"]
     eight0, eight1, covtype0, covtype1 = plan(build_parser().parse_args(argv))
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     jobs.run_jobs([eight1, covtype0], tmp_path, 60, [])
     [made] = {r.campaign_id for r in records.read(tmp_path)}
     assert campaign_to_resume(tmp_path, [eight0, eight1, covtype0, covtype1]) == ((made, eight0.entropy), "")
@@ -281,7 +283,7 @@ def test_a_resumed_campaign_seeds_its_new_runs_as_its_blocks_were_seeded(tmp_pat
 
     argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--repeats", "2"]
     first = plan(build_parser().parse_args([*argv, "--engines", "stan", "numpyro"]))
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     jobs.run_jobs(first[:1], tmp_path, 60, [])  # block 0's Stan run, then the campaign was killed
     [made] = records.read(tmp_path)
     again = plan(build_parser().parse_args([*argv, "--engines", "stan", "numpyro"]))
@@ -313,7 +315,7 @@ def test_a_second_writer_into_a_folder_is_refused_naming_the_first_or_waits_for_
     from stanjax.runner.core import folder_lock
     from tests.core.test_folder_lock import other
 
-    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file: _outcome(False))
+    monkeypatch.setattr(jobs, "run_one", lambda job, timeout_s, log_dir, draws_file, show: _outcome(False))
     out = tmp_path / "results"
     argv = ["run", "--suite", "tiny", "--models", "eight_schools-eight_schools_noncentered", "--out", str(out)]
     holder = other(out, 600)

@@ -672,6 +672,32 @@ def test_runs_estimated_past_the_budget_are_refused_before_they_start_saying_wha
         run_stage.within_budget(asked, run_stage.run_seconds(asked, 0.3), 0.3)
 
 
+def test_runs_grow_their_draws_then_their_repeats_where_only_pooled_r_hat_is_undecided():
+    """Issue 83's item 1: draws double to 4 x --draws; then, where R-hat alone failed on an engine's pooled runs,
+    the repeats double (more chains pooled); a run's ESS or a failed gate more draws cannot decide stops it."""
+    from types import SimpleNamespace
+
+    asked = pair_files.CheckRequest(["m"], draws=1000, repeats=3)
+
+    def runs(stan_failed: list[str], numpyro_failed: list[str] = ()) -> list:
+        return [
+            SimpleNamespace(engine=engine, status="ok", failed_gates=list(failed))
+            for engine, failed in (("stan", stan_failed), ("numpyro", numpyro_failed))
+            for _ in range(3)
+        ]
+
+    undecided = {"stan": 1.02}
+    assert run_stage.next_round(asked, 1000, 3, runs(["rhat"]), undecided) == (2000, 3)
+    assert run_stage.next_round(asked, 4000, 3, runs(["rhat"]), undecided) == (4000, 6)
+    assert run_stage.next_round(asked, 4000, 6, runs(["rhat"]), undecided) is None  # at both caps
+    assert run_stage.next_round(asked, 4000, 3, runs(["ess"]), {}) is None  # repeats raise no run's ESS
+    assert run_stage.next_round(asked, 4000, 3, runs(["rhat"], ["ess"]), undecided) is None
+    assert run_stage.next_round(asked, 4000, 3, runs(["rhat"]), {"stan": 1.005}) is None  # pooled, it passed
+    assert run_stage.next_round(asked, 1000, 3, runs(["divergences"]), {}) is None  # more draws decide nothing
+    note = run_stage.grown_note([1000, 2000, 4000], 6, asked)
+    assert note.startswith("draws a chain grown 1,000 → 2,000 → 4,000, then repeats 3 → 6: "), note
+
+
 def test_the_parameter_table_sets_both_sides_side_by_side_largest_z_first():
     """Issue 42's item 7: per parameter both engines' means and sds over their runs, z of the difference of the
     means over the combined MCSE of those means (two runs a side: MCSE sqrt(2 x 0.02^2) / 2)."""
