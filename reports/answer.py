@@ -187,12 +187,17 @@ def to_result(campaign: pd.DataFrame, c: dict) -> dict:
     return {"warm": warm, "cold": cold, "ratio": ratio, "cold_ratio": cold_ratio, "text": text, "disagree": disagree}
 
 
-def why_none(row: dict, columns: list[dict], pairing: Pairing) -> str:
+def why_none(row: dict, columns: list[dict], pairing: Pairing, old_build: frozenset[str] = frozenset()) -> str:
     """Why a model has no ratio in a pairing: a column's reason other than "no run", with where: invalid runs
-    before runs left out, the default size before others."""
+    before runs left out, today's Stan build before httpstan's (``old_build``: its labels; issue 81), the default
+    size before others."""
     said = sorted(
         ((column, c) for column, c in zip(columns, row["cells"]) if c["text"] != "no run"),
-        key=lambda item: (item[1]["state"] != INVALID, item[0]["size"] != "default"),
+        key=lambda item: (
+            item[1]["state"] != INVALID,
+            item[1].get("denominator") in old_build,
+            item[0]["size"] != "default",
+        ),
     )
     for column, c in said[:1]:
         return f"{c['state']}: {c['text']} ({column['machine']}, {column['size']} size)"
@@ -260,11 +265,16 @@ def as_published(cells: list[dict]) -> str:
     return f"as published only ({found}): the Stan expert's program (stan/expert/) not run beside it"
 
 
+def httpstan_labels(campaign: pd.DataFrame) -> frozenset[str]:
+    """The labels of the bundled Stan as httpstan built it (front end ``httpstan``)."""
+    return frozenset(campaign.label[campaign.front_end == "httpstan"]) if "front_end" in campaign else frozenset()
+
+
 def over_todays_stan(cells: list[dict], campaign: pd.DataFrame) -> tuple[list[dict], list[dict]]:
     """Issue 81: no first-screen ratio divides by the bundled Stan as httpstan built it (``httpstan-CPU``: STAN_THREADS
     in every program and the old reader, up to 2× a gradient, the glossary says): ``cells`` split into those over
     today's builds and those over httpstan's, which stay in the regime map and the pairings' tables."""
-    built_by_httpstan = set(campaign.label[campaign.front_end == "httpstan"]) if "front_end" in campaign else set()
+    built_by_httpstan = httpstan_labels(campaign)
     kept = [c for c in cells if c["denominator"] not in built_by_httpstan]
     return kept, [c for c in cells if c["denominator"] in built_by_httpstan]
 
@@ -333,7 +343,7 @@ def overview(campaign: pd.DataFrame, regime_maps: list[dict], gaps: dict | None 
                         if published
                         else over_httpstan_only(old_build)
                         if old_build
-                        else why_none(row, m["columns"], m["pairing"]),
+                        else why_none(row, m["columns"], m["pairing"], httpstan_labels(campaign)),
                     }
                 )
         # a family of near-duplicates counted once, as in the sentence

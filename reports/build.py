@@ -2,8 +2,9 @@
 ``regimes.html`` (the regime map), ``why.html`` (each ratio's factors, what each engine label had),
 ``provenance.html`` (what no answer uses, failed runs, machines, calibrations, versions, commands, what was
 superseded), ``glossary.html``,
-``pairings.html`` ("All pairings", "nutpie", "Stan side"), ``forests.html``, ``forests-nutpie.html`` and
-``forests-stan-side.html`` (each pairing's ratio per model), ``figures.html`` (each model's ratios, ESS/s bars),
+``pairings.html``, ``pairings-nutpie.html`` and ``pairings-stan-side.html`` (each list's pairings: "All pairings",
+"nutpie", "Stan side"), ``forests.html``, ``forests-nutpie.html`` and ``forests-stan-side.html`` (each pairing's
+ratio per model), ``figures.html`` (each model's ratios, ESS/s bars),
 ``accuracy.html`` (approximations' medians and accuracy against time), ``studies.html`` (scaling studies,
 composed ESS/s), ``models/<id>.html`` (a model's runs, agreement and sources), ``README.md`` (a summary),
 ``runs.csv.gz``, ``summary.json`` and ``records.json.gz`` (every record as read). Every page is self-contained
@@ -53,12 +54,18 @@ from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 CROSSOVER_TITLE = "When is JAX on a CPU faster than Stan? Each model's ratio against the work of one gradient"
-# The pairings page's lists (context key: page, title, section), a forest plots' page each (one was 466 KB).
+# The pairings' lists (context key: forest plots' page, title, section, tables' page), a page of tables and a page
+# of forest plots each (one page of forests was 466 KB, one of tables 412 KB).
 FOREST_PAGES = {
-    "comparisons": ("forests.html", "All pairings", "headline"),
-    "nutpie": ("forests-nutpie.html", "nutpie", "nutpie"),
-    "stan_side": ("forests-stan-side.html", "Stan side", "stan-side"),
+    "comparisons": ("forests.html", "All pairings", "headline", "pairings.html"),
+    "nutpie": ("forests-nutpie.html", "nutpie", "nutpie", "pairings-nutpie.html"),
+    "stan_side": ("forests-stan-side.html", "Stan side", "stan-side", "pairings-stan-side.html"),
 }
+
+
+def others(key: str) -> list[dict]:
+    """The other lists' pages of tables, as a list's page of tables links to them."""
+    return [{"page": tables, "title": title} for k, (_, title, _, tables) in FOREST_PAGES.items() if k != key]
 
 
 def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
@@ -312,7 +319,10 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             nightly=nightly,
             history=history_figures(history, colours) if history else [],
         ),
-        "pairings.html": {},
+        **{
+            tables: dict(template="pairings.html", side=dict(anchor=anchor, title=title, others=others(key)))
+            for key, (_, title, anchor, tables) in FOREST_PAGES.items()
+        },
         "figures.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             bars=[
@@ -328,9 +338,9 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
     pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = pages["glossary.html"] = {}
-    for key, (name, title, anchor) in FOREST_PAGES.items():
-        others = [{"page": page, "title": t} for k, (page, t, _) in FOREST_PAGES.items() if k != key]
-        side = dict(anchor=anchor, title=title, others=others)
+    for key, (name, title, anchor, tables) in FOREST_PAGES.items():
+        forest_others = [{"page": page, "title": t} for k, (page, t, _, _) in FOREST_PAGES.items() if k != key]
+        side = dict(anchor=anchor, title=title, others=forest_others, tables=tables)
         forests = [
             {
                 "anchor": forest_anchor(c),

@@ -213,3 +213,16 @@ def test_the_first_screen_sentence_counts_families_and_says_where_stan_is_sooner
     assert family.startswith("On epyc, compile excluded, JAX-CPU samples 2 of 2 model families faster than Stan-CPU")
     assert "(2.00–15.4×)." in family
     assert short_sentence(CPU, [row("Lotka", "ODE", why="no JAX-CPU and Stan-CPU runs of it in a campaign")]) is None
+
+
+def test_a_model_neither_side_samples_is_told_over_todays_stan_before_httpstans_build():
+    """Issue 81: where every cell of a model is invalid, its reason on the first screen names today's Stan build's
+    runs, not httpstan's older ones (earlier columns in the map's order)."""
+    from stanjax.reports.answer import why_none
+
+    columns = [{"machine": "epyc-2core", "size": "default"}, {"machine": "epyc-2core-54625c4b", "size": "default"}]
+    old = {"state": "invalid", "denominator": "httpstan-CPU", "text": "NumPyro-CPU 0 of 3 valid; httpstan-CPU 0 of 3"}
+    new = {"state": "invalid", "denominator": "Stan-CPU", "text": "NumPyro-CPU 0 of 5 valid; Stan-CPU 0 of 5 valid"}
+    said = why_none({"cells": [old, new]}, columns, CPU, frozenset({"httpstan-CPU"}))
+    assert said == f"invalid: {new['text']} (epyc-2core-54625c4b, default size)"
+    assert "httpstan-CPU" in why_none({"cells": [old, new]}, columns, CPU)  # the map's order without the labels

@@ -122,6 +122,8 @@ PAGES = (
     "why.html",
     "provenance.html",
     "pairings.html",
+    "pairings-nutpie.html",
+    "pairings-stan-side.html",
     "forests.html",
     "forests-nutpie.html",
     "forests-stan-side.html",
@@ -139,8 +141,8 @@ def pages(index: Path) -> str:
 
 
 def pairings(index: Path) -> str:
-    """The pairings page ("All pairings", "nutpie", "Stan side") of the report whose index is ``index``."""
-    return (index.parent / "pairings.html").read_text()
+    """The pairings' pages ("All pairings", "nutpie", "Stan side") of the report whose index is ``index``."""
+    return "".join((index.parent / n).read_text() for n in PAGES if n.startswith("pairings"))
 
 
 def regimes(index: Path) -> str:
@@ -183,8 +185,8 @@ def test_report_is_self_contained(report):
             assert re.search(f'<h3 id="{anchor}">[^<]+</h3>\n<figure><svg', forests), anchor
     assert 'href="regimes.html#regime-map"' in html and '<section id="regime-map"' not in html
     assert 'href="why.html#why"' in html and '<section id="why"' in (out / "why.html").read_text()
-    for name in ("headline", "nutpie", "stan-side"):
-        assert f'href="pairings.html#{name}"' in html
+    for name, page in (("headline", "pairings"), ("nutpie", "pairings-nutpie"), ("stan-side", "pairings-stan-side")):
+        assert f'href="{page}.html#{name}"' in html and f'<section id="{name}"' in (out / f"{page}.html").read_text()
     sorting = re.compile(r"<script>\n// The per-model table sorted by a column.*?</script>", re.S)
     assert len(sorting.findall(html)) == 1  # the index's one script, inline: it sorts the table per model
     for page in [*(out / n for n in PAGES), *(out / "models").glob("*.html")]:

@@ -141,6 +141,8 @@ return [...document.querySelectorAll('figure svg')].map(svg => ({
     [
         ("index.html", "stanjax report", 0),  # the fixture's Stan is httpstan's build: no crossover figure
         ("pairings.html", "stanjax report: all pairings", 0),
+        ("pairings-nutpie.html", "stanjax report: pairings, nutpie", 0),
+        ("pairings-stan-side.html", "stanjax report: pairings, Stan side", 0),
         ("regimes.html", "stanjax report: regime map", 0),
         ("why.html", "stanjax report: why", 0),
         ("provenance.html", "stanjax report: provenance", 0),
