@@ -20,6 +20,7 @@ import re
 import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import jinja2
 import numpy as np
@@ -54,18 +55,29 @@ from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 CROSSOVER_TITLE = "When is JAX on a CPU faster than Stan? Each model's ratio against the work of one gradient"
-# The pairings' lists (context key: forest plots' page, title, section, tables' page), a page of tables and a page
-# of forest plots each (one page of forests was 466 KB, one of tables 412 KB).
-FOREST_PAGES = {
-    "comparisons": ("forests.html", "All pairings", "headline", "pairings.html"),
-    "nutpie": ("forests-nutpie.html", "nutpie", "nutpie", "pairings-nutpie.html"),
-    "stan_side": ("forests-stan-side.html", "Stan side", "stan-side", "pairings-stan-side.html"),
+
+
+class PairingList(NamedTuple):
+    """One of the pairings' lists: a page of its tables and a page of its forest plots (one page of forests was
+    466 KB, one of tables 412 KB), its title and its section's anchor on both."""
+
+    forests: str
+    title: str
+    anchor: str
+    tables: str
+
+
+# The pairings' lists, by their context key.
+PAIRING_LISTS = {
+    "comparisons": PairingList("forests.html", "All pairings", "headline", "pairings.html"),
+    "nutpie": PairingList("forests-nutpie.html", "nutpie", "nutpie", "pairings-nutpie.html"),
+    "stan_side": PairingList("forests-stan-side.html", "Stan side", "stan-side", "pairings-stan-side.html"),
 }
 
 
-def others(key: str) -> list[dict]:
-    """The other lists' pages of tables, as a list's page of tables links to them."""
-    return [{"page": tables, "title": title} for k, (_, title, _, tables) in FOREST_PAGES.items() if k != key]
+def others(key: str, page: str) -> list[dict]:
+    """The other lists' pages of one kind (``page``: "tables" or "forests"), as a list's page links to them."""
+    return [{"page": getattr(p, page), "title": p.title} for k, p in PAIRING_LISTS.items() if k != key]
 
 
 def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
@@ -304,8 +316,8 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     studies += [f for f in [roofline.figure(context["measurements"])] if f]
     accuracy_figures = approximations.figures(points, colours)
     pairings = {
-        key: [{**c, "forest_anchor": forest_anchor(c), "forest_page": FOREST_PAGES[key][0]} for c in context[key]]
-        for key in FOREST_PAGES
+        key: [{**c, "forest_anchor": forest_anchor(c), "forest_page": PAIRING_LISTS[key].forests} for c in context[key]]
+        for key in PAIRING_LISTS
     }
     pages: dict[str, dict] = {
         "index.html": dict(
@@ -320,8 +332,10 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             history=history_figures(history, colours) if history else [],
         ),
         **{
-            tables: dict(template="pairings.html", side=dict(anchor=anchor, title=title, others=others(key)))
-            for key, (_, title, anchor, tables) in FOREST_PAGES.items()
+            p.tables: dict(
+                template="pairings.html", side=dict(anchor=p.anchor, title=p.title, others=others(key, "tables"))
+            )
+            for key, p in PAIRING_LISTS.items()
         },
         "figures.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
@@ -338,9 +352,8 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
     pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = pages["glossary.html"] = {}
-    for key, (name, title, anchor, tables) in FOREST_PAGES.items():
-        forest_others = [{"page": page, "title": t} for k, (page, t, _, _) in FOREST_PAGES.items() if k != key]
-        side = dict(anchor=anchor, title=title, others=forest_others, tables=tables)
+    for key, p in PAIRING_LISTS.items():
+        side = dict(anchor=p.anchor, title=p.title, others=others(key, "forests"), tables=p.tables)
         forests = [
             {
                 "anchor": forest_anchor(c),
@@ -349,7 +362,7 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             }
             for c in context[key]
         ]
-        pages[name] = dict(template="forests.html", side=side, forests=forests)
+        pages[p.forests] = dict(template="forests.html", side=side, forests=forests)
     for name, extra in pages.items():
         template = extra.pop("template", "report.html" if name == "index.html" else name)
         (out_dir / name).write_text(
