@@ -16,11 +16,9 @@ import functools
 import gzip
 import json
 import os
-import re
 import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import jinja2
 import numpy as np
@@ -41,6 +39,7 @@ from stanjax.reports import (
     machines,
     model_table,
     numbers,
+    pairing_pages,
     regimes,
     roofline,
     stats,
@@ -55,29 +54,6 @@ from stanjax.runner.measure import validity
 
 ANSWER_FIGURE_TITLE = "JAX ÷ Stan-CPU in ESS/s per model, on a GPU and on the CPU"
 CROSSOVER_TITLE = "When is JAX on a CPU faster than Stan? Each model's ratio against the work of one gradient"
-
-
-class PairingList(NamedTuple):
-    """One of the pairings' lists: a page of its tables and a page of its forest plots (one page of forests was
-    466 KB, one of tables 412 KB), its title and its section's anchor on both."""
-
-    forests: str
-    title: str
-    anchor: str
-    tables: str
-
-
-# The pairings' lists, by their context key.
-PAIRING_LISTS = {
-    "comparisons": PairingList("forests.html", "All pairings", "headline", "pairings.html"),
-    "nutpie": PairingList("forests-nutpie.html", "nutpie", "nutpie", "pairings-nutpie.html"),
-    "stan_side": PairingList("forests-stan-side.html", "Stan side", "stan-side", "pairings-stan-side.html"),
-}
-
-
-def others(key: str, page: str) -> list[dict]:
-    """The other lists' pages of one kind (``page``: "tables" or "forests"), as a list's page links to them."""
-    return [{"page": getattr(p, page), "title": p.title} for k, p in PAIRING_LISTS.items() if k != key]
 
 
 def stan_front_ends(runs: pd.DataFrame, comparisons: list[dict]) -> list[dict]:
@@ -315,10 +291,7 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
     studies = study_figures(samplers, context["measurements"], colours)
     studies += [f for f in [roofline.figure(context["measurements"])] if f]
     accuracy_figures = approximations.figures(points, colours)
-    pairings = {
-        key: [{**c, "forest_anchor": forest_anchor(c), "forest_page": PAIRING_LISTS[key].forests} for c in context[key]]
-        for key in PAIRING_LISTS
-    }
+    pairings = pairing_pages.listed(context)
     pages: dict[str, dict] = {
         "index.html": dict(
             crossover_figure=crossover.crossover_svg(context["crossover"], "JAX-CPU", "Stan-CPU", CROSSOVER_TITLE),
@@ -331,12 +304,6 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             nightly=nightly,
             history=history_figures(history, colours) if history else [],
         ),
-        **{
-            p.tables: dict(
-                template="pairings.html", side=dict(anchor=p.anchor, title=p.title, others=others(key, "tables"))
-            )
-            for key, p in PAIRING_LISTS.items()
-        },
         "figures.html": dict(
             answer_figure=figures.answer_svg(context["overview"], stats.MIN_BLOCKS, ANSWER_FIGURE_TITLE),
             bars=[
@@ -352,17 +319,7 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
         "studies.html": dict(studies=studies, composed=context["composed"]),
     }
     pages["regimes.html"] = pages["why.html"] = pages["provenance.html"] = pages["glossary.html"] = {}
-    for key, p in PAIRING_LISTS.items():
-        side = dict(anchor=p.anchor, title=p.title, others=others(key, "forests"), tables=p.tables)
-        forests = [
-            {
-                "anchor": forest_anchor(c),
-                "title": f"{c['numerator']} vs {c['denominator']} on {c['machine']}, size {c['size']}",
-                "svg": figures.forest_svg(c),
-            }
-            for c in context[key]
-        ]
-        pages[p.forests] = dict(template="forests.html", side=side, forests=forests)
+    pages |= pairing_pages.pages(context)
     for name, extra in pages.items():
         template = extra.pop("template", "report.html" if name == "index.html" else name)
         (out_dir / name).write_text(
@@ -374,15 +331,6 @@ def write_pages(out_dir: Path, context: dict, nightly: dict | None, history: lis
             html.get_template("model.html").render(m=section), encoding="utf-8"
         )
     return out_dir / "index.html"
-
-
-def forest_anchor(comparison: dict) -> str:
-    """The figures page's anchor of a pairing's forest plot (the index links to it: one figure per pairing would
-    outgrow the index as machines and setups are added)."""
-    text = (
-        f"forest-{comparison['machine']}-{comparison['size']}-{comparison['numerator']}-vs-{comparison['denominator']}"
-    )
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def serialisable_map(regime_map: dict) -> dict:
